@@ -1,0 +1,23 @@
+import { type Config, loadConfig } from '../config.ts';
+import { type Database, openDatabase } from '../db/database.ts';
+import { migrate } from '../db/migrate.ts';
+import type { CliContext } from './command.ts';
+
+/**
+ * Opens the configured database for a command and brings its schema up to date. With the embedded database
+ * this fails with a clear message while a server holds it (see data-dir-lock.ts).
+ */
+export async function openMigratedDatabase(
+  context: CliContext,
+  onApplied?: (name: string) => void,
+): Promise<{ config: Config; database: Database; applied: string[] }> {
+  const config = loadConfig(context.env);
+  const database = await openDatabase(config.database);
+  try {
+    const applied = await migrate(database.db, onApplied ? { onApplied } : {});
+    return { config, database, applied };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

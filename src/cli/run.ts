@@ -1,0 +1,65 @@
+import { ConfigError } from '../config.ts';
+import { DataDirBusyError } from '../db/data-dir-lock.ts';
+import { MigrationError } from '../db/migrate.ts';
+import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
+import { migrateCommand } from './migrate.ts';
+import { seedCommand } from './seed.ts';
+import { serveCommand } from './serve.ts';
+
+export const COMMANDS: readonly Command[] = [serveCommand, migrateCommand, seedCommand];
+
+function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+  const lines = COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
+  return [
+    'ewa — earned-wage access server and operator tools',
+    '',
+    'Usage: ewa <command> [flags]     (ewa <command> --help for its flags)',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Configuration comes from environment variables; the README lists each with its default.',
+  ].join('\n');
+}
+
+function commandHelp(command: Command): string {
+  return `ewa ${command.name} — ${command.summary}\n\n${command.help}`;
+}
+
+/** Runs one CLI invocation and returns its exit code: 0 done, 1 failed, 2 wrong usage. */
+export async function runCli(argv: string[], context: CliContext): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    writeLine(context.stdout, mainHelp());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS.find((candidate) => candidate.name === name);
+  if (!command) {
+    writeLine(context.stderr, `ewa: unknown command "${name}". Run \`ewa --help\` for the list.`);
+    return 2;
+  }
+  try {
+    const { flags, positionals } = parseFlags(command, rest);
+    if (flags.help) {
+      writeLine(context.stdout, commandHelp(command));
+      return 0;
+    }
+    return await command.run(flags, positionals, context);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      writeLine(context.stderr, `ewa ${command.name}: ${error.message}\n\n${commandHelp(command)}`);
+      return 2;
+    }
+    if (
+      error instanceof ConfigError ||
+      error instanceof DataDirBusyError ||
+      error instanceof MigrationError
+    ) {
+      writeLine(context.stderr, `ewa ${command.name}: ${error.message}`);
+      return 1;
+    }
+    writeLine(context.stderr, `ewa ${command.name}: failed: ${(error as Error)?.stack ?? String(error)}`);
+    return 1;
+  }
+}

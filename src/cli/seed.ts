@@ -1,0 +1,59 @@
+import { seedDemoDataOnce } from '../seed/demo.ts';
+import { GENERATED_PEOPLE_MAX, seedGeneratedPeople } from '../seed/generated.ts';
+import { type Command, positiveInteger, writeLine } from './command.ts';
+import { openMigratedDatabase } from './open-database.ts';
+import { startProgress } from './progress.ts';
+
+export const seedCommand: Command = {
+  name: 'seed',
+  summary: 'Load the sandbox demo data, or generate many workers for load tests',
+  help: [
+    'Usage: ewa seed [--people N] [--json]',
+    '',
+    'Without --people: loads the demo organizations, people, jobs, paychecks and earnings (once per database).',
+    `With --people N: generates an employer with N workers (1 to ${GENERATED_PEOPLE_MAX}), showing progress.`,
+    '',
+    'Flags:',
+    '  --people N   how many workers to generate',
+    '  --json       print the result as JSON',
+  ].join('\n'),
+  options: { people: { type: 'string' }, json: { type: 'boolean' } },
+  async run(flags, _positionals, context) {
+    const people =
+      flags.people === undefined ? undefined : positiveInteger('people', flags.people, GENERATED_PEOPLE_MAX);
+    const { config, database } = await openMigratedDatabase(context);
+    try {
+      if (people === undefined) {
+        if (config.env === 'production') {
+          writeLine(context.stderr, 'ewa seed: demo data is for the sandbox; EWA_ENV=production refuses it.');
+          return 1;
+        }
+        const seeded = await seedDemoDataOnce(database.db, new Date());
+        if (flags.json)
+          writeLine(context.stdout, JSON.stringify({ demo: seeded ? 'seeded' : 'already-present' }));
+        else writeLine(context.stdout, seeded ? 'Seeded the demo data.' : 'The demo data is already there.');
+        return 0;
+      }
+      const started = performance.now();
+      const progress = startProgress(context, 'Generating workers', people);
+      const result = await seedGeneratedPeople(database.db, {
+        people,
+        now: new Date(),
+        onProgress: progress.update,
+      });
+      progress.stop();
+      const seconds = Math.round((performance.now() - started) / 100) / 10;
+      if (flags.json) writeLine(context.stdout, JSON.stringify({ ...result, seconds }));
+      else {
+        writeLine(
+          context.stdout,
+          `Generated ${result.people} workers (${result.paychecks} paychecks, ${result.earnings} shifts) ` +
+            `for organization ${result.organizationId} in ${seconds} s.`,
+        );
+      }
+      return 0;
+    } finally {
+      await database.close();
+    }
+  },
+};

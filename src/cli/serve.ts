@@ -1,0 +1,68 @@
+import { seedDemoDataOnce } from '../seed/demo.ts';
+import { buildServer } from '../server.ts';
+import { type Command, writeLine } from './command.ts';
+import { openMigratedDatabase } from './open-database.ts';
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'Start the REST API, authorization server and card tokenization listeners',
+  help: [
+    'Usage: ewa serve',
+    '',
+    'Opens the database (creating the embedded one on first start), applies migrations, seeds the sandbox',
+    'demo data once (EWA_SEED_DEMO) and listens on EWA_API_PORT, EWA_AUTH_PORT and EWA_PAYMENTS_PORT.',
+    'SIGINT or SIGTERM stops accepting, finishes requests in flight, closes the database and exits 0.',
+  ].join('\n'),
+  options: {},
+  async run(_flags, _positionals, context) {
+    const { config, database } = await openMigratedDatabase(context);
+    if (config.seedDemoData && (await seedDemoDataOnce(database.db, new Date()))) {
+      writeLine(context.stdout, 'Seeded the sandbox demo data (first start).');
+    }
+    const servers = await buildServer(config, { database });
+    const apps = [servers.api, servers.auth, servers.payments];
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      writeLine(context.stdout, `Received ${signal}: finishing requests in flight, then stopping.`);
+      const force = setTimeout(() => {
+        writeLine(
+          context.stderr,
+          `Requests still open after ${config.shutdownTimeoutMs} ms: exiting anyway.`,
+        );
+        process.exit(1);
+      }, config.shutdownTimeoutMs);
+      force.unref();
+      await Promise.all(apps.map((app) => app.close()));
+      await database.close();
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void stop('SIGINT'));
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+    try {
+      await servers.api.listen({ port: config.api.port, host: config.host });
+      await servers.auth.listen({ port: config.auth.port, host: config.host });
+      await servers.payments.listen({ port: config.payments.port, host: config.host });
+    } catch (error) {
+      await Promise.all(apps.map((app) => app.close()));
+      await database.close();
+      throw error;
+    }
+    const where =
+      config.database.kind === 'pglite' ? `embedded, in ${config.database.dataDir}` : 'PostgreSQL';
+    writeLine(
+      context.stdout,
+      [
+        '',
+        `EWA Server is running (${config.env}, database: ${where})`,
+        `  REST API            ${config.api.publicUrl}/rest   (reference: ${config.api.publicUrl}/rest/docs)`,
+        `  Authorization       ${config.auth.publicUrl}`,
+        `  Card tokenization   ${config.payments.publicUrl}`,
+        'Press Ctrl+C to stop.',
+        '',
+      ].join('\n'),
+    );
+    return 0;
+  },
+};

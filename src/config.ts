@@ -1,0 +1,183 @@
+import { Buffer } from 'node:buffer';
+import { resolve } from 'node:path';
+
+/** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
+export type DatabaseConfig =
+  | { readonly kind: 'pglite'; readonly dataDir: string }
+  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number; readonly schema?: string };
+
+export interface ListenerConfig {
+  readonly port: number;
+  /** Public URL: absolute links and the OAuth issuer are built from it, never from the Host header. */
+  readonly publicUrl: string;
+}
+
+export interface Config {
+  readonly env: 'uat' | 'production';
+  readonly host: string;
+  readonly api: ListenerConfig;
+  readonly auth: ListenerConfig;
+  readonly payments: ListenerConfig;
+  readonly database: DatabaseConfig;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** 32-byte key that encrypts secrets at rest (signing keys, account numbers). */
+  readonly masterKey: Buffer;
+  readonly usesDevelopmentKey: boolean;
+  readonly seedDemoData: boolean;
+  readonly bodyLimitBytes: number;
+  readonly healthDbTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Published in the README so that anyone can run the sandbox; it encrypts nothing of value, which is why
+ * production refuses it.
+ */
+export const DEVELOPMENT_MASTER_KEY = 'ZXdhLXNlcnZlci1kZXZlbG9wbWVudC1rZXktMzJieXQ=';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Builds the one configuration object from the environment; the only place that reads variables. */
+export function loadConfig(env: Env = process.env): Config {
+  const read = new EnvReader(env);
+  const runEnv = read.oneOf('EWA_ENV', ['uat', 'production'] as const, 'uat');
+  const host = read.string('EWA_HOST', 'localhost');
+  const apiPort = read.port('EWA_API_PORT', 8080);
+  const authPort = read.port('EWA_AUTH_PORT', 8081);
+  const paymentsPort = read.port('EWA_PAYMENTS_PORT', 8082);
+  const databaseUrl = read.optionalUrl('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const database: DatabaseConfig = databaseUrl
+    ? { kind: 'postgres', url: databaseUrl, poolSize: read.integer('EWA_DB_POOL_SIZE', 10, 1, 500) }
+    : { kind: 'pglite', dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')) };
+  const keyText = read.string('EWA_MASTER_KEY', DEVELOPMENT_MASTER_KEY);
+  const masterKey = Buffer.from(keyText, 'base64');
+  if (masterKey.length !== 32) {
+    throw new ConfigError('EWA_MASTER_KEY must be 32 bytes encoded in base64 (44 characters).');
+  }
+  const config: Config = {
+    env: runEnv,
+    host,
+    api: { port: apiPort, publicUrl: read.url('EWA_BASE_URL', `http://localhost:${apiPort}`) },
+    auth: { port: authPort, publicUrl: read.url('EWA_AUTH_URL', `http://localhost:${authPort}`) },
+    payments: {
+      port: paymentsPort,
+      publicUrl: read.url('EWA_PAYMENTS_URL', `http://localhost:${paymentsPort}`),
+    },
+    database,
+    logLevel: read.oneOf(
+      'EWA_LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      'info',
+    ),
+    masterKey,
+    usesDevelopmentKey: keyText === DEVELOPMENT_MASTER_KEY,
+    seedDemoData: read.boolean('EWA_SEED_DEMO', runEnv === 'uat'),
+    bodyLimitBytes: read.integer('EWA_BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
+    healthDbTimeoutMs: read.integer('EWA_HEALTH_DB_TIMEOUT_MS', 1000, 50, 60_000),
+    shutdownTimeoutMs: read.integer('EWA_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+  };
+  checkProduction(config);
+  return deepFreeze(config);
+}
+
+function checkProduction(config: Config): void {
+  if (config.env !== 'production') return;
+  if (config.database.kind === 'pglite') {
+    throw new ConfigError(
+      'EWA_ENV=production needs DATABASE_URL: the embedded database is for development only.',
+    );
+  }
+  if (config.usesDevelopmentKey) {
+    throw new ConfigError(
+      'EWA_ENV=production refuses the development EWA_MASTER_KEY: set a random 32-byte key.',
+    );
+  }
+  if (config.seedDemoData) {
+    throw new ConfigError(
+      'EWA_SEED_DEMO must be false when EWA_ENV=production: demo data is for the sandbox.',
+    );
+  }
+}
+
+function dataDirOf(value: string): string {
+  return value === ':memory:' ? value : resolve(value);
+}
+
+class EnvReader {
+  readonly #env: Env;
+  constructor(env: Env) {
+    this.#env = env;
+  }
+
+  #raw(name: string): string | undefined {
+    const value = this.#env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string): string {
+    return this.#raw(name) ?? fallback;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const value = this.#raw(name);
+    if (value === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(value)) {
+      throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got "${value}").`);
+    }
+    return value as T;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const value = this.#raw(name);
+    if (value === undefined) return fallback;
+    const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+      throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${value}").`);
+    }
+    return parsed;
+  }
+
+  port(name: string, fallback: number): number {
+    return this.integer(name, fallback, 0, 65_535);
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const value = this.#raw(name);
+    if (value === undefined) return fallback;
+    if (value === 'true' || value === '1') return true;
+    if (value === 'false' || value === '0') return false;
+    throw new ConfigError(`${name} must be true or false (got "${value}").`);
+  }
+
+  url(name: string, fallback: string): string {
+    return this.optionalUrl(name, ['http:', 'https:']) ?? fallback;
+  }
+
+  optionalUrl(name: string, protocols: readonly string[]): string | undefined {
+    const value = this.#raw(name);
+    if (value === undefined) return undefined;
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      throw new ConfigError(`${name} must be an absolute URL starting with ${protocols.join(' or ')}//.`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(`${name} must be an absolute URL starting with ${protocols.join(' or ')}//.`);
+    }
+    // Public URLs are joined with paths; a trailing slash would double it.
+    return protocols.includes('http:') ? value.replace(/\/+$/, '') : value;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Buffer.isBuffer(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,43 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export class DataDirBusyError extends Error {
+  override name = 'DataDirBusyError';
+}
+
+/**
+ * The embedded database is files that one process may open at a time. This lock file beside them makes a
+ * second process (a CLI command while the server runs) stop with a clear message instead of corrupting them.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, 'owner.pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+        throw new DataDirBusyError(
+          `The embedded database in ${dataDir} is open in process ${owner} (probably \`ewa serve\`). ` +
+            'Stop that process first, or run the server on PostgreSQL (DATABASE_URL) to use the CLI beside it.',
+        );
+      }
+      rmSync(path, { force: true }); // left by a process that died: take it over
+    }
+  }
+  throw new DataDirBusyError(`Could not lock ${dataDir}.`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,91 @@
+import { join } from 'node:path';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.ts';
+import { lockDataDir } from './data-dir-lock.ts';
+import { PGlitePool } from './pglite-pool.ts';
+import type { DB } from './schema.ts';
+
+export type Db = Kysely<DB>;
+
+export interface Database {
+  readonly db: Db;
+  readonly kind: DatabaseConfig['kind'];
+  /** Resolves when the database answers a trivial query within the time given, rejects otherwise. */
+  ping(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** bigint columns hold minor units; JavaScript numbers are exact up to 2^53, far above any amount we hold. */
+function parseBigint(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`bigint ${text} exceeds the safe integer range`);
+  return value;
+}
+
+export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+  return config.kind === 'pglite' ? openPGlite(config.dataDir) : openPostgres(config);
+}
+
+/** The PGlite files live in `<dataDir>/pgdata`, beside the lock file that keeps a second process out. */
+async function openPGlite(dataDir: string): Promise<Database> {
+  const inMemory = dataDir === ':memory:';
+  const unlock = inMemory ? () => {} : lockDataDir(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(inMemory ? undefined : join(dataDir, 'pgdata'), {
+      parsers: { [pgliteTypes.INT8]: parseBigint },
+    });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+  const pool = new PGlitePool(pglite);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'pglite',
+    ping: (timeoutMs) => withTimeout(sql`select 1`.execute(db), timeoutMs),
+    async close() {
+      await db.destroy();
+      await pglite.close();
+      unlock();
+    },
+  };
+}
+
+async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }>): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: config.poolSize,
+    connectionTimeoutMillis: 10_000,
+    // Tests run each suite in a schema of its own; production leaves the search path alone.
+    ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === 20 ? parseBigint : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client that loses its server must not crash the process; the next query reports the failure.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'postgres',
+    ping: (timeoutMs) => withTimeout(sql`select 1`.execute(db), timeoutMs),
+    close: () => db.destroy(),
+  };
+}
+
+async function withTimeout(work: Promise<unknown>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`database did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,57 @@
+import type { PGlite } from '@electric-sql/pglite';
+import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+
+/**
+ * Makes one PGlite instance look like a `pg` pool to Kysely's PostgresDialect. PGlite is a single session, so
+ * the pool hands out that one connection to one borrower at a time: a transaction (BEGIN … COMMIT on a borrowed
+ * connection) can never interleave with another caller's statements. Written here rather than taken from a
+ * package because the published PGlite dialects either pin an older PGlite or pull a CLI framework with them.
+ */
+export class PGlitePool implements PostgresPool {
+  readonly options = {};
+  readonly #pg: PGlite;
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(pg: PGlite) {
+    this.#pg = pg;
+  }
+
+  async connect(): Promise<PostgresPoolClient> {
+    let release!: () => void;
+    const turn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const previous = this.#queue;
+    this.#queue = previous.then(() => turn);
+    await previous;
+    let released = false;
+    return {
+      query: (sql: string, parameters: readonly unknown[]) => this.#query(sql, parameters),
+      release: () => {
+        if (released) return;
+        released = true;
+        release();
+      },
+    } as unknown as PostgresPoolClient;
+  }
+
+  async #query(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<unknown>> {
+    if (parameters.length === 0) {
+      // The simple protocol runs scripts of many statements (migrations); Kysely reads the last result.
+      const results = await this.#pg.exec(sql);
+      const last = results.at(-1);
+      return { command: commandOf(sql), rowCount: last?.affectedRows ?? 0, rows: last?.rows ?? [] };
+    }
+    const result = await this.#pg.query(sql, parameters as unknown[]);
+    return { command: commandOf(sql), rowCount: result.affectedRows ?? 0, rows: result.rows };
+  }
+
+  async end(): Promise<void> {
+    await this.#queue;
+  }
+}
+
+function commandOf(sql: string): PostgresQueryResult<unknown>['command'] {
+  const word = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SELECT';
+  return (['INSERT', 'UPDATE', 'DELETE', 'MERGE'].includes(word) ? word : 'SELECT') as 'SELECT';
+}

@@ -1,0 +1,295 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Row types of the tables in src/migrations, as Kysely sees them. Money columns end in `_minor`. */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type RequiredTimestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T = unknown> = ColumnType<T, string | T, string | T>;
+type DateOnly = ColumnType<string, string, string>;
+
+export interface AppSettingsTable {
+  key: string;
+  value: Json;
+  updated_at: Timestamp;
+}
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  products: ColumnType<string[], string[] | undefined, string[]>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OrganizationPoliciesTable {
+  organization_id: string;
+  currency: Generated<string>;
+  time_zone: Generated<string>;
+  pay_frequency: Generated<string>;
+  pay_calendar_anchor: ColumnType<string, string | undefined, string>;
+  payday_offset_days: Generated<number>;
+  access_rate_bp: Generated<number>;
+  withholding_estimate_bp: Generated<number>;
+  transfers_enabled: Generated<boolean>;
+  minimum_transfer_minor: Generated<number>;
+  maximum_transfer_minor: Generated<number>;
+  maximum_fee_minor: Generated<number>;
+  daily_transfer_count_max: Generated<number>;
+  daily_transfer_amount_max_minor: Generated<number>;
+  fee_card_instant_minor: ColumnType<number | null, number | null | undefined, number | null>;
+  fee_card_next_day_minor: ColumnType<number | null, number | null | undefined, number | null>;
+  fee_bank_instant_minor: ColumnType<number | null, number | null | undefined, number | null>;
+  fee_bank_next_day_minor: ColumnType<number | null, number | null | undefined, number | null>;
+  updated_at: Timestamp;
+}
+
+export interface PeopleTable {
+  id: string;
+  email: string | null;
+  password_hash: string | null;
+  first_name: string;
+  last_name: string;
+  state_of_residence: string | null;
+  disallow_reason: string | null;
+  card_product_eligible: Generated<boolean>;
+  card_product_enrolled: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AccountsTable {
+  id: string;
+  person_id: string;
+  account_type: string;
+  subtype: string;
+  name: string;
+  verification_status: Generated<string>;
+  currency: Generated<string>;
+  details: Json<Record<string, unknown>>;
+  routing_number: string | null;
+  account_number_enc: Uint8Array | null;
+  number_fingerprint: string | null;
+  vault_card_id: string | null;
+  deleted_at: Date | null;
+  created_at: Timestamp;
+}
+
+export interface JobsTable {
+  id: string;
+  person_id: string;
+  organization_id: string;
+  external_primary_identifier: string;
+  external_employee_id: string | null;
+  external_group: string | null;
+  first_name: string;
+  last_name: string;
+  location: string | null;
+  title: string | null;
+  department: string | null;
+  activation_status: Generated<string>;
+  wage_rate_minor: number;
+  wage_currency: Generated<string>;
+  wage_frequency: string;
+  direct_deposit_status: Generated<string>;
+  direct_deposit_default_depository_id: string | null;
+  direct_deposit_default_card_id: string | null;
+  earnings_balance_account_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PaychecksTable {
+  id: string;
+  job_id: string;
+  person_id: string;
+  status: Generated<string>;
+  pay_period_starts_at: RequiredTimestamp;
+  pay_period_ends_at: RequiredTimestamp;
+  deposit_expected_at: RequiredTimestamp;
+  currency: Generated<string>;
+  gross_earnings_minor: Generated<number>;
+  employer_withholdings_minor: Generated<number>;
+  net_earnings_minor: Generated<number>;
+  total_debited_minor: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface EarningsTable {
+  id: string;
+  job_id: string;
+  paycheck_id: string;
+  external_id: string;
+  worked_on: DateOnly;
+  hours_hundredths: number | null;
+  amount_minor: number;
+  currency: Generated<string>;
+  source: string;
+  created_at: Timestamp;
+}
+
+export interface TransfersTable {
+  id: string;
+  person_id: string;
+  origin_account_id: string | null;
+  origin_paycheck_id: string | null;
+  destination_account_id: string | null;
+  amount_minor: number;
+  fee_minor: Generated<number>;
+  currency: string;
+  schedule: string;
+  status: Generated<string>;
+  failure_reason: string | null;
+  rail_reference: string | null;
+  settle_after: Date | null;
+  submitted_at: RequiredTimestamp;
+  resolved_at: Date | null;
+  created_at: Timestamp;
+}
+
+export interface FundingSourcesTable {
+  id: Generated<number>;
+  transfer_id: string;
+  paycheck_id: string;
+  stage: 'ESTIMATED' | 'FINAL';
+  amount_minor: number;
+  currency: string;
+}
+
+export interface LedgerAccountsTable {
+  id: string;
+  kind: string;
+  currency: string;
+  account_id: string | null;
+  organization_id: string | null;
+  paycheck_id: string | null;
+  created_at: Timestamp;
+}
+
+export interface LedgerPostingsTable {
+  id: string;
+  kind: string;
+  transfer_id: string | null;
+  paycheck_id: string | null;
+  posted_at: RequiredTimestamp;
+  memo: string | null;
+}
+
+export interface LedgerEntriesTable {
+  id: Generated<number>;
+  posting_id: string;
+  ledger_account_id: string;
+  direction: 'DEBIT' | 'CREDIT';
+  amount_minor: number;
+  currency: string;
+}
+
+export interface IdempotencyKeysTable {
+  scope: string;
+  key: string;
+  request_hash: string;
+  state: 'IN_FLIGHT' | 'COMPLETE';
+  response_status: number | null;
+  response_headers: Json<Record<string, string>> | null;
+  response_body: string | null;
+  locked_until: RequiredTimestamp;
+  created_at: RequiredTimestamp;
+  expires_at: RequiredTimestamp;
+}
+
+export interface OauthClientsTable {
+  client_id: string;
+  name: string;
+  secret_hash: string | null;
+  is_public: boolean;
+  redirect_uris: ColumnType<string[], string[] | undefined, string[]>;
+  scopes: ColumnType<string[], string[] | undefined, string[]>;
+  logo_uri: string | null;
+  policy_uri: string | null;
+  tos_uri: string | null;
+  jwks_uri: string | null;
+  jwks: Json | null;
+  created_at: Timestamp;
+  deleted_at: Date | null;
+}
+
+export interface OauthClientOrganizationsTable {
+  client_id: string;
+  organization_id: string;
+}
+
+export interface OauthPayloadsTable {
+  model: string;
+  id: string;
+  payload: Json<Record<string, unknown>>;
+  grant_id: string | null;
+  user_code: string | null;
+  uid: string | null;
+  expires_at: Date | null;
+  consumed_at: Date | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  purpose: string;
+  alg: string;
+  private_key_enc: Uint8Array;
+  created_at: Timestamp;
+  retired_at: Date | null;
+}
+
+export interface CardVaultTable {
+  id: string;
+  fingerprint: string;
+  pan_enc: Uint8Array;
+  key_id: string;
+  bin: string;
+  last_four: string;
+  expiration_month: number;
+  expiration_year: number;
+  created_at: Timestamp;
+}
+
+export interface CardTokenUsesTable {
+  token_id: string;
+  used_at: RequiredTimestamp;
+}
+
+export interface ScheduledRunsTable {
+  job_name: string;
+  run_key: string;
+  state: 'RUNNING' | 'DONE' | 'FAILED';
+  started_at: RequiredTimestamp;
+  finished_at: Date | null;
+  detail: Json | null;
+}
+
+export interface SchemaMigrationsTable {
+  name: string;
+  checksum: string;
+  applied_at: Timestamp;
+}
+
+export interface DB {
+  app_settings: AppSettingsTable;
+  organizations: OrganizationsTable;
+  organization_policies: OrganizationPoliciesTable;
+  people: PeopleTable;
+  accounts: AccountsTable;
+  jobs: JobsTable;
+  paychecks: PaychecksTable;
+  earnings: EarningsTable;
+  transfers: TransfersTable;
+  funding_sources: FundingSourcesTable;
+  ledger_accounts: LedgerAccountsTable;
+  ledger_postings: LedgerPostingsTable;
+  ledger_entries: LedgerEntriesTable;
+  idempotency_keys: IdempotencyKeysTable;
+  oauth_clients: OauthClientsTable;
+  oauth_client_organizations: OauthClientOrganizationsTable;
+  oauth_payloads: OauthPayloadsTable;
+  signing_keys: SigningKeysTable;
+  card_vault: CardVaultTable;
+  card_token_uses: CardTokenUsesTable;
+  scheduled_runs: ScheduledRunsTable;
+  schema_migrations: SchemaMigrationsTable;
+}

@@ -1,0 +1,108 @@
+import { AppError } from './app-error.ts';
+import type { ErrorCode } from './catalog.ts';
+
+/** The Ajv error fields Fastify passes on in `error.validation`. */
+interface SchemaIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+interface FrameworkError extends Error {
+  code?: string;
+  statusCode?: number;
+  validation?: SchemaIssue[];
+  validationContext?: string;
+}
+
+export interface SchemaErrorCodes {
+  /** Code for a required body field that is absent. */
+  missing?: ErrorCode;
+  /** Code for a body field that is present but wrong. */
+  invalid?: ErrorCode;
+}
+
+/**
+ * Turns anything a request can throw into an AppError. Unknown errors become UNEXPECTED_ERROR, whose text says
+ * nothing of the cause; the caller logs the original.
+ */
+export function toAppError(error: unknown, codes: SchemaErrorCodes = {}): AppError {
+  if (error instanceof AppError) return error;
+  const err = error as FrameworkError;
+  if (Array.isArray(err?.validation) && err.validation.length > 0) {
+    return fromSchemaIssue(err.validation[0]!, err.validationContext ?? 'body', codes);
+  }
+  switch (err?.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', { source: { header: 'Content-Type' } });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('INVALID_USER_INPUT', {
+        detail: 'The request body is empty; send a JSON document.',
+        source: { pointer: '' },
+      });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('INVALID_USER_INPUT', {
+        detail: 'The request body is not valid JSON.',
+        source: { pointer: '' },
+      });
+  }
+  if (err instanceof SyntaxError && err.statusCode === 400) {
+    return new AppError('INVALID_USER_INPUT', {
+      detail: 'The request body is not valid JSON.',
+      source: { pointer: '' },
+    });
+  }
+  if (err?.statusCode === 429) return new AppError('TOO_MANY_REQUESTS');
+  if (err?.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE');
+  if (err?.statusCode === 415)
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', { source: { header: 'Content-Type' } });
+  if (typeof err?.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    return new AppError('INVALID_USER_INPUT', { detail: 'The request could not be read.' });
+  }
+  return new AppError('UNEXPECTED_ERROR', { cause: error });
+}
+
+function fromSchemaIssue(issue: SchemaIssue, context: string, codes: SchemaErrorCodes): AppError {
+  const path = issue.instancePath;
+  const missing = issue.keyword === 'required' ? String(issue.params.missingProperty ?? '') : undefined;
+  const extra =
+    issue.keyword === 'additionalProperties' ? String(issue.params.additionalProperty ?? '') : undefined;
+  const field = `${path}${missing !== undefined ? `/${missing}` : ''}${extra !== undefined ? `/${extra}` : ''}`;
+  const reason = explain(issue, missing, extra);
+  if (context === 'body') {
+    const code =
+      missing !== undefined
+        ? (codes.missing ?? 'INVALID_PARAMETERS')
+        : (codes.invalid ?? 'INVALID_PARAMETERS');
+    return new AppError(code, { detail: `${field || 'The body'} ${reason}`, source: { pointer: field } });
+  }
+  const name = decodePointer(field.replace(/^\//, '').split('/')[0] ?? '');
+  if (context === 'headers') {
+    return new AppError('INVALID_PARAMETERS', {
+      detail: `Header ${name} ${reason}`,
+      source: { header: name },
+    });
+  }
+  return new AppError('INVALID_PARAMETERS', {
+    detail: `Parameter ${name} ${reason}`,
+    source: { parameter: name },
+  });
+}
+
+function explain(issue: SchemaIssue, missing: string | undefined, extra: string | undefined): string {
+  if (missing !== undefined) return 'is required.';
+  if (extra !== undefined) return 'is not a known field.';
+  if (issue.keyword === 'enum') {
+    const allowed = (issue.params.allowedValues as unknown[] | undefined)?.join(', ');
+    return allowed ? `must be one of ${allowed}.` : 'has a value that is not allowed.';
+  }
+  if (issue.keyword === 'const') return `must be ${JSON.stringify(issue.params.allowedValue)}.`;
+  return `${issue.message ?? 'is invalid'}.`;
+}
+
+function decodePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}

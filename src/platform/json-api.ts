@@ -1,0 +1,106 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { AppError } from '../errors/app-error.ts';
+import { errorDocument } from '../errors/error-document.ts';
+import { toAppError } from '../errors/to-app-error.ts';
+import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
+import { traceIdOf } from './request-id.ts';
+import './route-config.ts';
+
+export const API_VERSION = '3';
+const VERSION_HEADER = 'service-api-version';
+export const DOCS_PREFIX = '/rest/docs';
+const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export interface JsonApiOptions {
+  baseUrl: string;
+}
+
+/**
+ * The JSON:API platform of the REST listener: version header, content negotiation, request ids, one error
+ * writer for every failure, 404 and 405. Routes only validate, call a service and serialize.
+ */
+async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<void> {
+  // A second router that knows every path, so that a known path with another method can answer 405.
+  const paths = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
+    for (const method of methods) {
+      if (METHODS.includes(method) && !paths.hasRoute(method, route.url))
+        paths.on(method, route.url, () => {});
+    }
+    // The reference page serves HTML, scripts and styles to browsers: JSON:API negotiation does not apply.
+    if (route.url.startsWith(DOCS_PREFIX)) route.config = { ...route.config, negotiate: false };
+  });
+
+  app.addContentTypeParser(JSON_API_MEDIA, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    if (!request.url.startsWith('/rest/') || request.routeOptions.config?.negotiate === false) return;
+    const version = request.headers[VERSION_HEADER];
+    if (version !== undefined && version !== API_VERSION) {
+      throw new AppError('INVALID_VERSION_HEADER', { source: { header: 'Service-API-Version' } });
+    }
+    const mediaType = mediaTypeOf(request);
+    if (!accepts(request.headers.accept, mediaType)) {
+      throw new AppError('NOT_ACCEPTABLE', {
+        detail: `The Accept header must allow ${mediaType}.`,
+        source: { header: 'Accept' },
+      });
+    }
+    if (hasBody(request) && !isContentType(request.headers['content-type'], mediaType)) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
+        detail: `The request body must be sent as Content-Type: ${mediaType}.`,
+        source: { header: 'Content-Type' },
+      });
+    }
+    reply.type(mediaType);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error, request.routeOptions.config?.schemaErrorCodes);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    sendError(request, reply, appError, options.baseUrl);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = METHODS.filter((method) => paths.find(method, path) !== null);
+    const error =
+      allowed.length > 0
+        ? new AppError('METHOD_NOT_ALLOWED', {
+            detail: `${path} accepts ${allowed.join(', ')}, not ${request.method}.`,
+            headers: { Allow: allowed.join(', ') },
+          })
+        : new AppError('NOT_FOUND', { detail: `No resource matches ${request.method} ${path}.` });
+    sendError(request, reply, error, options.baseUrl);
+  });
+}
+
+function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError, baseUrl: string): void {
+  const body = errorDocument(error, {
+    requestId: request.id,
+    traceId: traceIdOf(request.headers.traceparent),
+    baseUrl,
+  });
+  if (error.headers) reply.headers(error.headers);
+  if (error.code === 'INVALID_TOKEN' || error.code === 'UNAUTHORIZED')
+    reply.header('WWW-Authenticate', 'Bearer');
+  reply.code(error.status).type(JSON_API_MEDIA).serializer(JSON.stringify).send(body);
+}
+
+export function mediaTypeOf(request: FastifyRequest): string {
+  return (
+    request.routeOptions.config?.mediaType ?? (request.url.startsWith('/rest/') ? JSON_API_MEDIA : JSON_MEDIA)
+  );
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  if (length !== undefined) return length !== '0';
+  return request.headers['transfer-encoding'] !== undefined;
+}
+
+export const jsonApiPlugin = fp(jsonApi, { name: 'json-api', fastify: '5.x' });

@@ -1,0 +1,70 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import packageJson from '../../package.json' with { type: 'json' };
+import { DOCS_PREFIX } from './json-api.ts';
+import { JSON_MEDIA } from './media-types.ts';
+
+export interface OpenApiOptions {
+  baseUrl: string;
+  authUrl: string;
+}
+
+/**
+ * The OpenAPI document is generated from the route schemas, so it cannot drift from what the routes validate and
+ * send. The reference page is served from the installed swagger-ui files: it works with no network.
+ */
+async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'EWA Server REST API',
+        version: packageJson.version,
+        description:
+          'Earned-wage access: accounts, jobs, organizations, paychecks, people and transfers as JSON:API ' +
+          'resources. Send `Service-API-Version: 3` (optional). Errors are JSON:API error documents; every ' +
+          `code is listed at ${options.baseUrl}/rest/errors.`,
+      },
+      servers: [{ url: options.baseUrl }],
+      components: {
+        securitySchemes: {
+          oauth_client_credentials_token: {
+            type: 'oauth2',
+            flows: {
+              clientCredentials: {
+                tokenUrl: `${options.authUrl}/oauth2/token`,
+                scopes: {
+                  'client:lookup': 'Find people by known identifiers.',
+                  'client:admin':
+                    'Read organizations, people, jobs and earnings balances of linked organizations.',
+                  'health:read': 'Check that the API is up.',
+                },
+              },
+            },
+          },
+          oauth_user_token: {
+            type: 'oauth2',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: `${options.authUrl}/oauth2/auth`,
+                tokenUrl: `${options.authUrl}/oauth2/token`,
+                scopes: {
+                  'user:read': "Read the signed-in person's accounts, jobs, paychecks and transfers.",
+                  'user:read_write': "Read and change the signed-in person's data and move earnings.",
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { url: '/rest/openapi.json' } });
+  app.get('/rest/openapi.json', { config: { mediaType: JSON_MEDIA }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
+}
+
+export const openApiPlugin = fp(openApi, { name: 'openapi', fastify: '5.x', dependencies: ['json-api'] });

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import packageJson from '../../../package.json' with { type: 'json' };
+import type { Database } from '../../db/database.ts';
+import { AppError } from '../../errors/app-error.ts';
+import { JSON_MEDIA } from '../../platform/media-types.ts';
+import { errorResponses } from '../../platform/schemas.ts';
+
+export interface HealthRoutesOptions {
+  database: Database;
+  dbTimeoutMs: number;
+}
+
+const HealthSchema = Type.Object({
+  status: Type.Literal('UP'),
+  version: Type.String({ description: 'The version of this server.' }),
+});
+
+export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
+  app,
+  { database, dbTimeoutMs },
+) => {
+  app.get(
+    '/rest/health',
+    {
+      config: { mediaType: JSON_MEDIA },
+      schema: {
+        operationId: 'getHealth',
+        tags: ['Health'],
+        summary: 'Whether the API and its database answer',
+        response: { 200: HealthSchema, ...errorResponses(401, 406, 500) },
+      },
+    },
+    async (request) => {
+      try {
+        await database.ping(dbTimeoutMs);
+      } catch (error) {
+        request.log.warn({ err: error }, 'health check: database did not answer');
+        throw new AppError('UNEXPECTED_ERROR', { detail: 'The database did not answer in time.' });
+      }
+      return { status: 'UP' as const, version: packageJson.version };
+    },
+  );
+};

@@ -1,0 +1,66 @@
+import type { Writable } from 'node:stream';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import { accessLogPlugin } from './platform/access-log.ts';
+import { errorsPagePlugin } from './platform/errors-page.ts';
+import { jsonApiPlugin } from './platform/json-api.ts';
+import { loggerOptions } from './platform/logger.ts';
+import { openApiPlugin } from './platform/openapi.ts';
+import { requestIdOf } from './platform/request-id.ts';
+import { healthRoutes } from './resources/health/routes.ts';
+
+export interface ServerDeps {
+  database: Database;
+  /** Where log lines go; standard output when absent. Tests pass a buffer to read what was logged. */
+  logStream?: Writable;
+  newId?: () => string;
+}
+
+export interface Servers {
+  api: FastifyInstance;
+  auth: FastifyInstance;
+  payments: FastifyInstance;
+}
+
+function fastifyOptions(config: Config, deps: ServerDeps, listener: string): FastifyServerOptions {
+  const logger = { ...loggerOptions(config), ...(deps.logStream ? { stream: deps.logStream } : {}) };
+  return {
+    logger: { ...logger, base: { listener } },
+    genReqId: (request) => requestIdOf(request, deps.newId),
+    // One access line per request comes from access-log.ts instead of Fastify's two.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    bodyLimit: config.bodyLimitBytes,
+    return503OnClosing: true,
+    // Bodies are validated as sent: no silent coercion of "100" into 100, no silent dropping of fields.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  };
+}
+
+/** Builds the three applications of DESIGN §1. Nothing listens here: `ewa serve` and the tests decide that. */
+export async function buildServer(config: Config, deps: ServerDeps): Promise<Servers> {
+  const api = Fastify(fastifyOptions(config, deps, 'api'));
+  await api.register(accessLogPlugin);
+  await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
+  await api.register(openApiPlugin, { baseUrl: config.api.publicUrl, authUrl: config.auth.publicUrl });
+  await api.register(errorsPagePlugin);
+  await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
+
+  const auth = Fastify(fastifyOptions(config, deps, 'auth'));
+  await auth.register(accessLogPlugin);
+  const payments = Fastify(fastifyOptions(config, deps, 'payments'));
+  await payments.register(accessLogPlugin);
+  for (const app of [auth, payments]) {
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('X-Request-Id', request.id);
+    });
+    app.setNotFoundHandler((request, reply) => {
+      reply.code(404).send({
+        error: 'not_found',
+        error_description: `Nothing is served at ${request.url.split('?')[0]}.`,
+      });
+    });
+  }
+  await Promise.all([api.ready(), auth.ready(), payments.ready()]);
+  return { api, auth, payments };
+}
