@@ -51,7 +51,12 @@ export function loadConfig(env: Env = process.env): Config {
   const paymentsPort = read.port('EWA_PAYMENTS_PORT', 8082);
   const databaseUrl = read.optionalUrl('DATABASE_URL', ['postgres:', 'postgresql:']);
   const database: DatabaseConfig = databaseUrl
-    ? { kind: 'postgres', url: databaseUrl, poolSize: read.integer('EWA_DB_POOL_SIZE', 10, 1, 500) }
+    ? {
+        kind: 'postgres',
+        url: databaseUrl,
+        poolSize: read.integer('EWA_DB_POOL_SIZE', 10, 1, 500),
+        ...optional('schema', read.identifier('EWA_DB_SCHEMA')),
+      }
     : { kind: 'pglite', dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')) };
   const keyText = read.string('EWA_MASTER_KEY', DEVELOPMENT_MASTER_KEY);
   const masterKey = Buffer.from(keyText, 'base64');
@@ -103,6 +108,10 @@ function checkProduction(config: Config): void {
   }
 }
 
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
 function dataDirOf(value: string): string {
   return value === ':memory:' ? value : resolve(value);
 }
@@ -143,6 +152,16 @@ class EnvReader {
 
   port(name: string, fallback: number): number {
     return this.integer(name, fallback, 0, 65_535);
+  }
+
+  identifier(name: string): string | undefined {
+    const value = this.#raw(name);
+    if (value !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(value)) {
+      throw new ConfigError(
+        `${name} must be a lower-case SQL identifier: letters, digits and _ (got "${value}").`,
+      );
+    }
+    return value;
   }
 
   boolean(name: string, fallback: boolean): boolean {

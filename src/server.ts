@@ -1,5 +1,10 @@
 import type { Writable } from 'node:stream';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { accessLogPlugin } from './platform/access-log.ts';
@@ -15,6 +20,8 @@ export interface ServerDeps {
   /** Where log lines go; standard output when absent. Tests pass a buffer to read what was logged. */
   logStream?: Writable;
   newId?: () => string;
+  /** More routes for the REST listener, registered inside the JSON:API platform (embedding, tests). */
+  extraApiRoutes?: FastifyPluginAsync;
 }
 
 export interface Servers {
@@ -45,6 +52,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(openApiPlugin, { baseUrl: config.api.publicUrl, authUrl: config.auth.publicUrl });
   await api.register(errorsPagePlugin);
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
+  if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 
   const auth = Fastify(fastifyOptions(config, deps, 'auth'));
   await auth.register(accessLogPlugin);

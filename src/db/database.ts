@@ -43,11 +43,16 @@ async function openPGlite(dataDir: string): Promise<Database> {
   }
   const pool = new PGlitePool(pglite);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
   return {
     db,
     kind: 'pglite',
-    ping: (timeoutMs) => withTimeout(sql`select 1`.execute(db), timeoutMs),
+    ping: (timeoutMs) =>
+      closed
+        ? Promise.reject(new Error('database closed'))
+        : withTimeout(sql`select 1`.execute(db), timeoutMs),
     async close() {
+      closed = true;
       await db.destroy();
       await pglite.close();
       unlock();
@@ -70,11 +75,19 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   // An idle client that loses its server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
   return {
     db,
     kind: 'postgres',
-    ping: (timeoutMs) => withTimeout(sql`select 1`.execute(db), timeoutMs),
-    close: () => db.destroy(),
+    // Kysely opens its pool lazily, even after destroy(); the flag keeps a closed handle closed.
+    ping: (timeoutMs) =>
+      closed
+        ? Promise.reject(new Error('database closed'))
+        : withTimeout(sql`select 1`.execute(db), timeoutMs),
+    close: async () => {
+      closed = true;
+      await db.destroy();
+    },
   };
 }
 

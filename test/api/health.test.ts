@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import packageJson from '../../package.json' with { type: 'json' };
+import { loadConfig } from '../../src/config.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { buildServer } from '../../src/server.ts';
+import { buildTestApp } from '../helpers/build-test-app.ts';
+import { openTestDatabase } from '../helpers/test-database.ts';
+
+test('GET /rest/health answers 200 application/json with the package version', async (t) => {
+  const { api } = await buildTestApp(t);
+  const response = await api.inject({ url: '/rest/health' });
+  assert.equal(response.statusCode, 200);
+  assert.match(String(response.headers['content-type']), /^application\/json/);
+  assert.deepEqual(response.json(), { status: 'UP', version: packageJson.version });
+});
+
+test('GET /rest/health is 500 UNEXPECTED_ERROR when the database does not answer within the timeout', async (t) => {
+  const { api, database, config } = await buildTestApp(t, { EWA_HEALTH_DB_TIMEOUT_MS: '300' });
+  // Transactions holding every connection of the pool (PGlite has one) keep the ping waiting.
+  const connections = config.database.kind === 'postgres' ? config.database.poolSize : 1;
+  const hold = () =>
+    database.db.transaction().execute(async (tx) => {
+      await sql`select 1`.execute(tx);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    });
+  const busy = Promise.all(Array.from({ length: connections }, hold));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const started = performance.now();
+  const response = await api.inject({ url: '/rest/health' });
+  const elapsedMs = performance.now() - started;
+  await busy;
+  assert.equal(response.statusCode, 500);
+  assert.equal(response.json().errors[0].code, 'UNEXPECTED_ERROR');
+  assert.ok(elapsedMs < 1200, `answered after ${elapsedMs} ms, when the database was free again`);
+  assert.equal(
+    (await api.inject({ url: '/rest/health' })).statusCode,
+    200,
+    'healthy again once the database answers',
+  );
+});
+
+test('GET /rest/health is 500 when the database is gone', async (t) => {
+  const database = await openTestDatabase(t);
+  const config = loadConfig({ ...database.env, EWA_LOG_LEVEL: 'silent' });
+  const closing = await openDatabase(config.database);
+  const servers = await buildServer(config, { database: closing });
+  t.after(() => servers.api.close());
+  assert.equal((await servers.api.inject({ url: '/rest/health' })).statusCode, 200);
+  await closing.close();
+  const response = await servers.api.inject({ url: '/rest/health' });
+  assert.equal(response.statusCode, 500);
+  assert.equal(response.json().errors[0].code, 'UNEXPECTED_ERROR');
+});

@@ -1,0 +1,58 @@
+import { Writable } from 'node:stream';
+import type { TestContext } from 'node:test';
+import { type Config, loadConfig } from '../../src/config.ts';
+import type { Database } from '../../src/db/database.ts';
+import { buildServer, type ServerDeps, type Servers } from '../../src/server.ts';
+import { testFileDatabase } from './test-database.ts';
+
+/** The instant every test app believes it is, unless a test moves it. */
+export const FIXED_NOW = new Date('2026-03-11T15:30:00.000Z');
+export const BASE_URL = 'https://api.ewa.test';
+
+export interface TestApp extends Servers {
+  config: Config;
+  database: Database;
+  /** Every log line the three listeners wrote, parsed. */
+  logs: Record<string, unknown>[];
+}
+
+/** Ids that say which request they belong to: req-0001, req-0002, … */
+export function sequentialIds(prefix: string): () => string {
+  let next = 0;
+  return () => `${prefix}-${String(++next).padStart(4, '0')}`;
+}
+
+/**
+ * Builds the real applications on the test file's migrated database (in-memory PGlite, or a schema of its own
+ * on the PostgreSQL of DATABASE_URL), with log lines captured and request ids predictable. Closed when the test
+ * ends.
+ */
+export async function buildTestApp(
+  t: TestContext,
+  env: Record<string, string> = {},
+  extraApiRoutes?: ServerDeps['extraApiRoutes'],
+): Promise<TestApp> {
+  const database = await testFileDatabase();
+  const config = loadConfig({
+    EWA_BASE_URL: BASE_URL,
+    EWA_LOG_LEVEL: 'info',
+    EWA_SEED_DEMO: 'false',
+    ...database.env,
+    ...env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  const servers = await buildServer(config, {
+    database,
+    logStream,
+    newId: sequentialIds('req'),
+    ...(extraApiRoutes ? { extraApiRoutes } : {}),
+  });
+  t.after(() => Promise.all([servers.api.close(), servers.auth.close(), servers.payments.close()]));
+  return { ...servers, config, database, logs };
+}

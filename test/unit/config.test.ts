@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, DEVELOPMENT_MASTER_KEY, loadConfig } from '../../src/config.ts';
+
+const STRONG_KEY = Buffer.alloc(32, 7).toString('base64');
+
+test('defaults: UAT sandbox on the embedded database in ./data, ports 8080-8082', () => {
+  const config = loadConfig({});
+  assert.equal(config.env, 'uat');
+  assert.deepEqual(config.api, { port: 8080, publicUrl: 'http://localhost:8080' });
+  assert.deepEqual(config.auth, { port: 8081, publicUrl: 'http://localhost:8081' });
+  assert.deepEqual(config.payments, { port: 8082, publicUrl: 'http://localhost:8082' });
+  assert.equal(config.database.kind, 'pglite');
+  assert.ok(config.database.kind === 'pglite' && config.database.dataDir.endsWith('/data'));
+  assert.equal(config.seedDemoData, true);
+  assert.equal(config.usesDevelopmentKey, true);
+  assert.equal(config.masterKey.length, 32);
+});
+
+test('the config is frozen all the way down', () => {
+  const config = loadConfig({});
+  assert.ok(Object.isFrozen(config));
+  assert.ok(Object.isFrozen(config.api));
+  assert.throws(() => {
+    (config as { env: string }).env = 'production';
+  }, TypeError);
+});
+
+test('values are read, trimmed and checked; public URLs lose a trailing slash', () => {
+  const config = loadConfig({
+    EWA_API_PORT: ' 9000 ',
+    EWA_BASE_URL: 'https://api.example.com/',
+    DATABASE_URL: 'postgres://u@db:5432/ewa',
+    EWA_DB_POOL_SIZE: '20',
+    EWA_DB_SCHEMA: 'tenant_a',
+    EWA_LOG_LEVEL: 'warn',
+  });
+  assert.equal(config.api.port, 9000);
+  assert.equal(config.api.publicUrl, 'https://api.example.com');
+  assert.deepEqual(config.database, {
+    kind: 'postgres',
+    url: 'postgres://u@db:5432/ewa',
+    poolSize: 20,
+    schema: 'tenant_a',
+  });
+  assert.equal(config.logLevel, 'warn');
+});
+
+test('a bad value stops start-up with a message naming the variable and what is allowed', () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ EWA_ENV: 'staging' }, /EWA_ENV must be one of uat, production \(got "staging"\)/],
+    [{ EWA_API_PORT: '80a' }, /EWA_API_PORT must be a whole number from 0 to 65535/],
+    [{ EWA_AUTH_PORT: '70000' }, /EWA_AUTH_PORT must be a whole number from 0 to 65535/],
+    [
+      { EWA_BASE_URL: 'localhost:8080' },
+      /EWA_BASE_URL must be an absolute URL starting with http: or https:/,
+    ],
+    [{ EWA_PAYMENTS_URL: 'ftp://x' }, /EWA_PAYMENTS_URL must be an absolute URL/],
+    [
+      { DATABASE_URL: 'mysql://x' },
+      /DATABASE_URL must be an absolute URL starting with postgres: or postgresql:/,
+    ],
+    [
+      { DATABASE_URL: 'postgres://x', EWA_DB_POOL_SIZE: '0' },
+      /EWA_DB_POOL_SIZE must be a whole number from 1 to 500/,
+    ],
+    [
+      { DATABASE_URL: 'postgres://x', EWA_DB_SCHEMA: 'x;drop' },
+      /EWA_DB_SCHEMA must be a lower-case SQL identifier/,
+    ],
+    [{ EWA_LOG_LEVEL: 'loud' }, /EWA_LOG_LEVEL must be one of/],
+    [{ EWA_SEED_DEMO: 'yes' }, /EWA_SEED_DEMO must be true or false/],
+    [{ EWA_MASTER_KEY: 'c2hvcnQ=' }, /EWA_MASTER_KEY must be 32 bytes encoded in base64/],
+    [{ EWA_BODY_LIMIT_BYTES: '10' }, /EWA_BODY_LIMIT_BYTES must be a whole number from 1024/],
+    [{ EWA_HEALTH_DB_TIMEOUT_MS: '-1' }, /EWA_HEALTH_DB_TIMEOUT_MS must be a whole number/],
+    [{ EWA_SHUTDOWN_TIMEOUT_MS: 'soon' }, /EWA_SHUTDOWN_TIMEOUT_MS must be a whole number/],
+  ];
+  for (const [env, message] of cases) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => error instanceof ConfigError && message.test(error.message),
+    );
+  }
+});
+
+test('production refuses the embedded database, the development key and demo data', () => {
+  const production = { EWA_ENV: 'production', EWA_SEED_DEMO: 'false' };
+  assert.throws(() => loadConfig({ ...production, EWA_MASTER_KEY: STRONG_KEY }), /needs DATABASE_URL/);
+  assert.throws(
+    () => loadConfig({ ...production, DATABASE_URL: 'postgres://db/ewa' }),
+    /refuses the development EWA_MASTER_KEY/,
+  );
+  assert.throws(
+    () =>
+      loadConfig({
+        ...production,
+        DATABASE_URL: 'postgres://db/ewa',
+        EWA_MASTER_KEY: DEVELOPMENT_MASTER_KEY,
+      }),
+    /development EWA_MASTER_KEY/,
+  );
+  assert.throws(
+    () =>
+      loadConfig({
+        EWA_ENV: 'production',
+        DATABASE_URL: 'postgres://db/ewa',
+        EWA_MASTER_KEY: STRONG_KEY,
+        EWA_SEED_DEMO: 'true',
+      }),
+    /EWA_SEED_DEMO must be false/,
+  );
+  const config = loadConfig({ ...production, DATABASE_URL: 'postgres://db/ewa', EWA_MASTER_KEY: STRONG_KEY });
+  assert.equal(config.env, 'production');
+  assert.equal(config.seedDemoData, false);
+  assert.equal(config.usesDevelopmentKey, false);
+});
