@@ -9,12 +9,11 @@ import type { CliContext } from './command.ts';
  */
 export async function openMigratedDatabase(
   context: CliContext,
-  onApplied?: (name: string) => void,
+  config: Config = loadConfig(context.env),
 ): Promise<{ config: Config; database: Database; applied: string[] }> {
-  const config = loadConfig(context.env);
   const database = await openDatabase(config.database);
   try {
-    const applied = await migrate(database.db, onApplied ? { onApplied } : {});
+    const applied = await migrate(database.db);
     return { config, database, applied };
   } catch (error) {
     await database.close();

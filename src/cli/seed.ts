@@ -1,3 +1,4 @@
+import { loadConfig } from '../config.ts';
 import { seedDemoDataOnce } from '../seed/demo.ts';
 import { GENERATED_PEOPLE_MAX, seedGeneratedPeople } from '../seed/generated.ts';
 import { type Command, positiveInteger, writeLine } from './command.ts';
@@ -21,13 +22,14 @@ export const seedCommand: Command = {
   async run(flags, _positionals, context) {
     const people =
       flags.people === undefined ? undefined : positiveInteger('people', flags.people, GENERATED_PEOPLE_MAX);
-    const { config, database } = await openMigratedDatabase(context);
+    const config = loadConfig(context.env);
+    if (people === undefined && config.env === 'production') {
+      writeLine(context.stderr, 'ewa seed: demo data is for the sandbox; EWA_ENV=production refuses it.');
+      return 1;
+    }
+    const { database } = await openMigratedDatabase(context, config);
     try {
       if (people === undefined) {
-        if (config.env === 'production') {
-          writeLine(context.stderr, 'ewa seed: demo data is for the sandbox; EWA_ENV=production refuses it.');
-          return 1;
-        }
         const seeded = await seedDemoDataOnce(database.db, new Date());
         if (flags.json)
           writeLine(context.stdout, JSON.stringify({ demo: seeded ? 'seeded' : 'already-present' }));

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import type { CliContext } from '../../src/cli/command.ts';
+import { runCli } from '../../src/cli/run.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+function capture(env: Record<string, string | undefined> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const sink = (lines: string[]) =>
+    new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+  const context: CliContext = {
+    env: { EWA_LOG_LEVEL: 'silent', ...env },
+    stdout: sink(out),
+    stderr: sink(err),
+  };
+  return { context, stdout: () => out.join(''), stderr: () => err.join('') };
+}
+
+test('help: ewa --help lists every command, each command has --help', async () => {
+  const main = capture();
+  assert.equal(await runCli(['--help'], main.context), 0);
+  for (const name of ['serve', 'migrate', 'seed']) assert.match(main.stdout(), new RegExp(`\\n  ${name} `));
+  for (const name of ['serve', 'migrate', 'seed']) {
+    const one = capture();
+    assert.equal(await runCli([name, '--help'], one.context), 0);
+    assert.match(one.stdout(), new RegExp(`^ewa ${name} — `));
+    assert.match(one.stdout(), /Usage: ewa /);
+  }
+});
+
+test('unknown commands, unknown flags and bad values exit 2 with a clear message', async () => {
+  const cases: [string[], RegExp][] = [
+    [['bogus'], /unknown command "bogus"/],
+    [['migrate', '--force'], /ewa migrate: Unknown option '--force'/],
+    [['seed', '--people', '0'], /--people must be a whole number from 1 to 1000000 \(got "0"\)/],
+    [['seed', '--people', 'many'], /--people must be a whole number/],
+    [['seed', 'extra'], /ewa seed: Unexpected argument 'extra'/],
+  ];
+  for (const [argv, message] of cases) {
+    const run = capture();
+    assert.equal(await runCli(argv, run.context), 2, argv.join(' '));
+    assert.match(run.stderr(), message);
+  }
+  const bare = capture();
+  assert.equal(await runCli([], bare.context), 2);
+});
+
+test('a bad environment variable stops a command with exit 1 and names the variable', async () => {
+  const run = capture({ EWA_ENV: 'staging' });
+  assert.equal(await runCli(['migrate'], run.context), 1);
+  assert.match(run.stderr(), /EWA_ENV must be one of uat, production/);
+});
+
+test('migrate, seed and seed --people print JSON for scripts', async (t) => {
+  const target = await createTestDatabase(t);
+  const migrate = capture(target.env);
+  assert.equal(await runCli(['migrate', '--json'], migrate.context), 0);
+  const applied = JSON.parse(migrate.stdout()).applied;
+  assert.ok(Array.isArray(applied));
+  if (target.config.kind === 'postgres') {
+    assert.ok(applied.includes('0001_domain_model'));
+    const again = capture(target.env);
+    assert.equal(await runCli(['migrate', '--json'], again.context), 0);
+    assert.deepEqual(JSON.parse(again.stdout()), { applied: [] });
+    const demo = capture(target.env);
+    assert.equal(await runCli(['seed', '--json'], demo.context), 0);
+    assert.deepEqual(JSON.parse(demo.stdout()), { demo: 'seeded' });
+    const demoAgain = capture(target.env);
+    assert.equal(await runCli(['seed', '--json'], demoAgain.context), 0);
+    assert.deepEqual(JSON.parse(demoAgain.stdout()), { demo: 'already-present' });
+  }
+  const generated = capture(target.env);
+  assert.equal(await runCli(['seed', '--people', '120', '--json'], generated.context), 0);
+  const result = JSON.parse(generated.stdout());
+  assert.equal(result.people, 120);
+  assert.equal(result.paychecks, 240);
+  assert.match(result.organizationId, /^[\da-f-]{36}$/);
+  assert.match(generated.stderr(), /Generating workers: 120\/120 \(100%\)/);
+});
+
+test('production refuses to load demo data, before touching any database', async () => {
+  const run = capture({
+    DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+    EWA_ENV: 'production',
+    EWA_SEED_DEMO: 'false',
+    EWA_MASTER_KEY: Buffer.alloc(32, 1).toString('base64'),
+  });
+  assert.equal(await runCli(['seed'], run.context), 1);
+  assert.match(run.stderr(), /EWA_ENV=production refuses it/);
+});

@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import { runCli } from '../../src/cli/run.ts';
+
+const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(env: Record<string, string>): Running {
+  let text = '';
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk) => {
+    text += chunk;
+  });
+  child.stderr!.on('data', (chunk) => {
+    text += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => text, exited };
+}
+
+async function waitForHealth(url: string, running: Running, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (running.child.exitCode !== null) throw new Error(`server exited early:\n${running.output()}`);
+    try {
+      const response = await fetch(`${url}/rest/health`);
+      if (response.status === 200) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no healthy answer within ${timeoutMs} ms:\n${running.output()}`);
+}
+
+test('npm start path: first start creates the database, seeds, serves three listeners and stops cleanly', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ewa-serve-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const [api, auth, payments] = [await freePort(), await freePort(), await freePort()];
+  const env = {
+    EWA_DATA_DIR: dataDir,
+    EWA_HOST: '127.0.0.1',
+    EWA_API_PORT: String(api),
+    EWA_AUTH_PORT: String(auth),
+    EWA_PAYMENTS_PORT: String(payments),
+    EWA_BASE_URL: `http://127.0.0.1:${api}`,
+    EWA_AUTH_URL: `http://127.0.0.1:${auth}`,
+    EWA_PAYMENTS_URL: `http://127.0.0.1:${payments}`,
+  };
+  const running = start(env);
+  t.after(() => running.child.kill('SIGKILL'));
+  await waitForHealth(env.EWA_BASE_URL, running, 60_000);
+  const output = running.output();
+  assert.match(output, /Seeded the sandbox demo data \(first start\)/);
+  for (const url of [env.EWA_BASE_URL, env.EWA_AUTH_URL, env.EWA_PAYMENTS_URL])
+    assert.ok(output.includes(url), url);
+  assert.match(output, /Press Ctrl\+C to stop/);
+  assert.ok(existsSync(join(dataDir, 'pgdata')), 'the embedded database lives in the data directory');
+  assert.equal((await fetch(`${env.EWA_AUTH_URL}/anything`)).status, 404);
+  assert.equal((await fetch(`${env.EWA_PAYMENTS_URL}/anything`)).status, 404);
+
+  // A CLI command on the same embedded database is refused with a message saying how, not run twice.
+  let stderr = '';
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      stderr += chunk;
+      done();
+    },
+  });
+  const code = await runCli(['migrate'], { env: { EWA_DATA_DIR: dataDir }, stdout: sink, stderr: sink });
+  assert.equal(code, 1);
+  assert.match(stderr, /is open in process \d+ .*Stop that process first, or run the server on PostgreSQL/s);
+
+  // A request in flight when SIGTERM arrives still gets its answer.
+  const socket = connect(api, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let reply = '';
+  socket.on('data', (chunk) => {
+    reply += chunk;
+  });
+  const body = '{"data":{}}';
+  socket.write(
+    `POST /rest/nothing HTTP/1.1\r\nHost: x\r\nContent-Type: application/vnd.api+json\r\nContent-Length: ${body.length}\r\n\r\n{"da`,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  running.child.kill('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  socket.end(body.slice(4));
+  const exitCode = await running.exited;
+  assert.match(reply, /^HTTP\/1.1 404/);
+  assert.match(reply, /"code":"NOT_FOUND"/);
+  assert.equal(exitCode, 0, running.output());
+  assert.equal(existsSync(join(dataDir, 'owner.pid')), false, 'the lock is released');
+
+  // Access log lines: request id, method, route, status, latency.
+  const lines = running
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+  const access = lines.find((line) => line.msg === 'request completed' && line.route === '/rest/health');
+  assert.ok(access, 'an access log line for /rest/health');
+  for (const key of ['request_id', 'method', 'route', 'status', 'latency_ms']) assert.ok(key in access, key);
+
+  // Later starts find the database and seed nothing again.
+  const again = start(env);
+  t.after(() => again.child.kill('SIGKILL'));
+  await waitForHealth(env.EWA_BASE_URL, again, 30_000);
+  assert.doesNotMatch(again.output(), /Seeded/);
+  again.child.kill('SIGINT');
+  assert.equal(await again.exited, 0);
+});

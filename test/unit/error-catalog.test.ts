@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ERROR_CATALOG, type ErrorCode } from '../../src/errors/catalog.ts';
+
+const API_MD = join(import.meta.dirname, '..', '..', '..', 'shared', 'API.md');
+
+/**
+ * Where each code is provoked through HTTP. Codes whose operations come with later issues name that issue; when
+ * the issue lands, its tests provoke the code and the entry moves to a test file.
+ */
+export const PROVOKED_BY: Record<ErrorCode, string> = {
+  INVALID_USER_INPUT: 'test/api/json-api.test.ts',
+  INVALID_PARAMETERS: 'test/api/json-api.test.ts',
+  INVALID_VERSION_HEADER: 'test/api/json-api.test.ts',
+  INVALID_FILTER_QUERY: 'test/api/json-api.test.ts',
+  INVALID_FILTER_FIELD: 'test/api/json-api.test.ts',
+  INVALID_FILTER_VALUE: 'test/api/json-api.test.ts',
+  INVALID_FIELD_OPERATION: 'test/api/json-api.test.ts',
+  MISSING_REQUIRED_FIELD: 'test/api/json-api.test.ts',
+  INVALID_FIELDS: 'test/api/json-api.test.ts',
+  NOT_FOUND: 'test/api/json-api.test.ts',
+  METHOD_NOT_ALLOWED: 'test/api/json-api.test.ts',
+  NOT_ACCEPTABLE: 'test/api/json-api.test.ts',
+  UNSUPPORTED_MEDIA_TYPE: 'test/api/json-api.test.ts',
+  PAYLOAD_TOO_LARGE: 'test/api/json-api.test.ts',
+  UNEXPECTED_ERROR: 'test/api/json-api.test.ts, test/api/health.test.ts',
+  INVALID_TOKEN: 'issue 3 (authorization server)',
+  UNAUTHORIZED: 'issue 3 (authorization server)',
+  FORBIDDEN: 'issue 3 (authorization server)',
+  TOO_MANY_REQUESTS: 'issue 3 (login rate limits) and issue 5 (card tokenization rate limits)',
+  RECORD_NOT_FOUND: 'issue 4 (resources)',
+  INVALID_RESOURCE_LINK: 'issue 4 (resources)',
+  ACTIVE_JOB_REQUIRED: 'issue 4 (PATCH /rest/jobs)',
+  ACCOUNT_TYPE_INVALID: 'issue 4 (POST /rest/accounts)',
+  ACCOUNT_SUBTYPE_INVALID: 'issue 4 (POST /rest/accounts)',
+  ACCOUNT_TYPE_SUBTYPE_MISMATCH: 'issue 4 (POST /rest/accounts)',
+  BANK_ACCOUNT_CREATION_BLOCKED: 'issue 4 (POST /rest/accounts)',
+  DUPLICATE_ACCOUNT: 'issue 4 (POST /rest/accounts)',
+  DEBIT_CARD_CREATION_BLOCKED: 'issue 5 (card accounts)',
+  INVALID_DEBIT_CARD: 'issue 5 (card accounts)',
+  INVALID_CARD_TOKEN: 'issue 5 (card accounts)',
+  INVALID_IDEMPOTENCY_KEY: 'issue 6 (POST /rest/transfers)',
+  IDEMPOTENCY_KEY_LOCKED: 'issue 6 (POST /rest/transfers)',
+  DISCLOSURE_REQUIRED: 'issue 6 (POST /rest/transfers)',
+  DUPLICATE_TRANSFER: 'issue 6 (POST /rest/transfers)',
+  EARNINGS_BALANCE_EXCEEDED: 'issue 6 (POST /rest/transfers)',
+  INELIGIBLE_ORIGIN: 'issue 6 (POST /rest/transfers)',
+  INVALID_DESTINATION: 'issue 6 (POST /rest/transfers)',
+  INVALID_DIRECT_DEPOSIT_STATUS: 'issue 6 (POST /rest/transfers)',
+  INVALID_RESOURCE_STATE: 'issue 6 (POST /rest/transfers)',
+  INVALID_TRANSFER_SCHEDULE: 'issue 6 (POST /rest/transfers)',
+  MAXIMUM_AMOUNT_EXCEEDED: 'issue 6 (POST /rest/transfers)',
+  MAXIMUM_FEE_EXCEEDED: 'issue 6 (POST /rest/transfers)',
+  MINIMUM_AMOUNT_SUBCEEDED: 'issue 6 (POST /rest/transfers)',
+  MISSING_DEFAULT_DEPOSITORY_ACCOUNT: 'issue 6 (POST /rest/transfers)',
+  MISSING_STATE_OF_RESIDENCE: 'issue 6 (POST /rest/transfers)',
+  OVERPAYMENT_RESOLVING: 'issue 6 (POST /rest/transfers)',
+  OVERPAYMENT_RESOLUTION_REQUIRED: 'issue 6 (POST /rest/transfers)',
+  TRANSFER_AMOUNT_LIMIT_EXCEEDED: 'issue 6 (POST /rest/transfers)',
+  TRANSFER_LIMIT_EXCEEDED: 'issue 6 (POST /rest/transfers)',
+  TRANSFERS_DISABLED: 'issue 6 (POST /rest/transfers)',
+};
+
+test('statuses follow the published description: closed lists for 401, 403, 404, 409 and 500', () => {
+  const byStatus = (status: number) =>
+    Object.entries(ERROR_CATALOG)
+      .filter(([, entry]) => entry.status === status)
+      .map(([code]) => code)
+      .sort();
+  assert.deepEqual(byStatus(401), ['INVALID_TOKEN', 'UNAUTHORIZED']);
+  assert.deepEqual(byStatus(403), ['FORBIDDEN']);
+  assert.deepEqual(byStatus(404), ['NOT_FOUND', 'RECORD_NOT_FOUND']);
+  assert.deepEqual(byStatus(409), ['IDEMPOTENCY_KEY_LOCKED']);
+  assert.deepEqual(byStatus(500), ['UNEXPECTED_ERROR']);
+  for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
+    assert.match(code, /^[A-Z_]+$/);
+    assert.ok(entry.detail.length > 10 && entry.detail.endsWith('.'), code);
+  }
+});
+
+test('every code of API.md is in the catalog, and every catalog code is provoked by a test or a later issue', (t) => {
+  for (const code of Object.keys(ERROR_CATALOG))
+    assert.ok(PROVOKED_BY[code as ErrorCode], `${code} is provoked nowhere`);
+  if (!existsSync(API_MD)) {
+    t.skip('../shared/API.md is not beside this checkout');
+    return;
+  }
+  const codes = new Set(
+    readFileSync(API_MD, 'utf8')
+      .match(/`[A-Z][A-Z_]{3,}`/g)
+      ?.map((quoted) => quoted.slice(1, -1)),
+  );
+  const notCodes = new Set([
+    'EARNINGS_BALANCE',
+    'DEPOSITORY',
+    'CARD',
+    'CHECKING',
+    'SAVINGS',
+    'DEBIT',
+    'DAILYPAY',
+    'VERIFICATION_PENDING',
+    'VERIFICATION_FAILED',
+    'VERIFIED',
+    'ODP',
+    'DAILYPAY_CARD',
+    'FRIDAY',
+    'DEACTIVATED',
+    'DEACTIVATION_PENDING',
+    'ACTIVATION_REQUIRED',
+    'ACTIVATION_UNDER_REVIEW',
+    'ACTIVATED',
+    'HOURLY',
+    'WEEKLY',
+    'BIWEEKLY',
+    'TWICE_MONTHLY',
+    'MONTHLY',
+    'ANNUALLY',
+    'SETUP_REQUIRED',
+    'SETUP_PENDING',
+    'SETUP_COMPLETE',
+    'ESTIMATED',
+    'PROCESSING',
+    'IN_TRANSIT',
+    'DEPOSITED',
+    'INACTIVE',
+    'DELINQUENT',
+    'BANNED',
+    'WITHIN_THIRTY_MINUTES',
+    'NEXT_BUSINESS_DAY',
+    'PENDING',
+    'EWA_BASE_URL',
+    'DELETE',
+    'SETTLED',
+    'FAILED',
+  ]);
+  const missing = [...codes].filter((code) => !notCodes.has(code) && !(code in ERROR_CATALOG));
+  assert.deepEqual(missing, []);
+});
