@@ -80,3 +80,13 @@ export function weekdayOf(day: string): number {
   const [y, m, d] = day.split('-').map(Number) as [number, number, number];
   return new Date(Date.UTC(y, m - 1, d)).getUTCDay();
 }
+
+/** Monday to Friday from `first` to `last`, both included. */
+export function weekdaysBetween(first: string, last: string): string[] {
+  const days: string[] = [];
+  for (let day = first; day <= last; day = addDays(day, 1)) {
+    const weekday = weekdayOf(day);
+    if (weekday !== 0 && weekday !== 6) days.push(day);
+  }
+  return days;
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
-import { addDays, localDateOf, weekdayOf } from '../earnings/calendar.ts';
+import { localDateOf, weekdaysBetween } from '../earnings/calendar.ts';
 import { type PayCalendar, payPeriodContaining, previousPayPeriod } from '../earnings/pay-periods.ts';
 
 /** Fixed ids, so that the README's walk-through and scripts can name demo records. */
@@ -176,7 +176,7 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
     ] as const) {
       const paycheckId = childId(person.id, `paycheck-${label}`);
       const lastWorkedDay = label === 'current' ? today : period.lastDay;
-      const days = workingDays(period.firstDay, lastWorkedDay);
+      const days = weekdaysBetween(period.firstDay, lastWorkedDay);
       const dailyMinor = dailyEarningsMinor(person.rateMinor, person.frequency);
       const grossMinor = dailyMinor * days.length;
       const withheldMinor = Math.floor((grossMinor * WITHHOLDING_BP) / 10_000);
@@ -214,16 +214,6 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
       }
     }
   }
-}
-
-/** Monday to Friday from `first` to `last`, both included. */
-function workingDays(first: string, last: string): string[] {
-  const days: string[] = [];
-  for (let day = first; day <= last; day = addDays(day, 1)) {
-    const weekday = weekdayOf(day);
-    if (weekday !== 0 && weekday !== 6) days.push(day);
-  }
-  return days;
 }
 
 /** One working day's pay: a shift for hourly jobs, 1/260 of the year for salaried ones. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { addDays, localDateOf, weekdayOf } from '../earnings/calendar.ts';
+import { localDateOf, weekdaysBetween } from '../earnings/calendar.ts';
 import { type PayCalendar, payPeriodContaining, previousPayPeriod } from '../earnings/pay-periods.ts';
 
 export const GENERATED_PEOPLE_MAX = 1_000_000;
@@ -37,8 +37,8 @@ export async function seedGeneratedPeople(
   const today = localDateOf(options.now, CALENDAR.timeZone);
   const current = payPeriodContaining(CALENDAR, today);
   const previous = previousPayPeriod(CALENDAR, current);
-  const currentDays = workingDays(current.firstDay, today);
-  const previousDays = workingDays(previous.firstDay, previous.lastDay).length;
+  const currentDays = weekdaysBetween(current.firstDay, today);
+  const previousDays = weekdaysBetween(previous.firstDay, previous.lastDay).length;
 
   await withTransaction(db, async (tx) => {
     await tx
@@ -103,13 +103,4 @@ export async function seedGeneratedPeople(
     options.onProgress?.(high);
   }
   return { organizationId, people: options.people, paychecks: options.people * 2, earnings };
-}
-
-function workingDays(first: string, last: string): string[] {
-  const days: string[] = [];
-  for (let day = first; day <= last; day = addDays(day, 1)) {
-    const weekday = weekdayOf(day);
-    if (weekday !== 0 && weekday !== 6) days.push(day);
-  }
-  return days;
 }

@@ -1,0 +1,51 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort } from '../test/helpers/free-port.ts';
+
+const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
+
+export interface ServerProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  /** Milliseconds from spawn to the first 200 from /rest/health. */
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+/** Starts `ewa serve` as a user would, and waits for its health check to answer. */
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const [api, auth, payments] = [await freePort(), await freePort(), await freePort()];
+  const baseUrl = `http://127.0.0.1:${api}`;
+  const started = performance.now();
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      EWA_LOG_LEVEL: 'warn',
+      EWA_HOST: '127.0.0.1',
+      EWA_API_PORT: String(api),
+      EWA_AUTH_PORT: String(auth),
+      EWA_PAYMENTS_PORT: String(payments),
+      EWA_BASE_URL: baseUrl,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('the server exited before it was healthy');
+    try {
+      if ((await fetch(`${baseUrl}/rest/health`)).status === 200) break;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const readyMs = performance.now() - started;
+  return {
+    child,
+    baseUrl,
+    readyMs,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,13 @@
+import { createServer } from 'node:net';
+
+/** A TCP port that was free a moment ago on 127.0.0.1, for tests and benchmarks that start real servers. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
