@@ -6,10 +6,10 @@ import { buildTestApp } from '../helpers/build-test-app.ts';
 const SECRETS = {
   authorization: 'Bearer eyJsecret-access-token',
   cookie: 'session=secret-cookie',
-  card_number: '4111111111111111',
-  cvv: '987',
-  account_number: '000123456789',
-  routing_number: '110000000',
+  card_number: '4111111111111111', // distinct enough: no timestamp or latency has 16 ones
+  cvv: 'cvv-SECRET-987',
+  account_number: 'acct-SECRET-000123456789',
+  routing_number: 'routing-SECRET-110000000',
   token: 'eyJsecret-card-token',
   client_secret: 'secret-client-secret',
   password: 'correct horse battery staple',
