@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { DEMO } from '../src/seed/demo.ts';
 import { writeSection } from './report.ts';
 import { startServer } from './server-process.ts';
 
@@ -34,7 +35,7 @@ async function startup(): Promise<void> {
     const body = [
       '## Start-up (embedded database)',
       '',
-      'Time from `ewa serve` to the first 200 from `GET /rest/health`.',
+      'Time from `ewa serve` to the first answer from `GET /rest/health` (a 401: the API is up and asks for a token).',
       '',
       '| start | time | goal |',
       '|---|---|---|',
@@ -52,7 +53,13 @@ async function health(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ewa-bench-'));
   const server = await startServer({ EWA_DATA_DIR: dataDir });
   try {
-    const result = await autocannon({ url: `${server.baseUrl}/rest/health`, connections: 50, duration: 10 });
+    const token = await demoClientToken(server.authUrl, 'health:read');
+    const result = await autocannon({
+      url: `${server.baseUrl}/rest/health`,
+      connections: 50,
+      duration: 10,
+      headers: { authorization: `Bearer ${token}` },
+    });
     const body = [
       '## GET /rest/health (embedded database, 50 connections, 10 s, autocannon)',
       '',
@@ -68,6 +75,23 @@ async function health(): Promise<void> {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** A client_credentials token of the sandbox's demo client. */
+export async function demoClientToken(authUrl: string, scope: string): Promise<string> {
+  const response = await fetch(`${authUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      scope,
+      client_id: DEMO.clients.confidential.clientId,
+      client_secret: DEMO.clients.confidential.secret,
+    }),
+  });
+  if (response.status !== 200)
+    throw new Error(`token request failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
 }
 
 function seed(): void {

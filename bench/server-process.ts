@@ -7,7 +7,8 @@ const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
-  /** Milliseconds from spawn to the first 200 from /rest/health. */
+  authUrl: string;
+  /** Milliseconds from spawn to the first answer from /rest/health (401 without a token). */
   readyMs: number;
   stop(): Promise<void>;
 }
@@ -16,6 +17,7 @@ export interface ServerProcess {
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const [api, auth, payments] = [await freePort(), await freePort(), await freePort()];
   const baseUrl = `http://127.0.0.1:${api}`;
+  const authUrl = `http://127.0.0.1:${auth}`;
   const started = performance.now();
   const child = spawn(process.execPath, [MAIN, 'serve'], {
     env: {
@@ -26,6 +28,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
       EWA_AUTH_PORT: String(auth),
       EWA_PAYMENTS_PORT: String(payments),
       EWA_BASE_URL: baseUrl,
+      EWA_AUTH_URL: authUrl,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -34,7 +37,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   for (;;) {
     if (child.exitCode !== null) throw new Error('the server exited before it was healthy');
     try {
-      if ((await fetch(`${baseUrl}/rest/health`)).status === 200) break;
+      if ((await fetch(`${baseUrl}/rest/health`)).status === 401) break; // up, asking for a token
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -42,6 +45,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   return {
     child,
     baseUrl,
+    authUrl,
     readyMs,
     async stop() {
       child.kill('SIGTERM');

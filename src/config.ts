@@ -27,6 +27,21 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly healthDbTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  readonly oauth: OAuthConfig;
+}
+
+/** Lifetimes of what the authorization server issues, and how the API checks tokens. */
+export interface OAuthConfig {
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly authorizationCodeTtlSeconds: number;
+  readonly sessionTtlSeconds: number;
+  readonly interactionTtlSeconds: number;
+  /** How often each API process reads new revocations: the most a revoked token can outlive its revocation. */
+  readonly revocationPollMs: number;
+  readonly tokenCacheMax: number;
+  /** Failed sign-ins per account or address before each further try must wait, doubling up to 15 minutes. */
+  readonly loginFailuresBeforeBackoff: number;
 }
 
 export class ConfigError extends Error {
@@ -84,6 +99,16 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: read.integer('EWA_BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
     healthDbTimeoutMs: read.integer('EWA_HEALTH_DB_TIMEOUT_MS', 1000, 50, 60_000),
     shutdownTimeoutMs: read.integer('EWA_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    oauth: {
+      accessTokenTtlSeconds: read.integer('EWA_ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
+      refreshTokenTtlSeconds: read.integer('EWA_REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 3600, 365 * 86_400),
+      authorizationCodeTtlSeconds: read.integer('EWA_AUTHORIZATION_CODE_TTL_SECONDS', 60, 10, 600),
+      sessionTtlSeconds: read.integer('EWA_SESSION_TTL_SECONDS', 86_400, 300, 30 * 86_400),
+      interactionTtlSeconds: read.integer('EWA_INTERACTION_TTL_SECONDS', 600, 60, 3600),
+      revocationPollMs: read.integer('EWA_REVOCATION_POLL_MS', 2000, 100, 5000),
+      tokenCacheMax: read.integer('EWA_TOKEN_CACHE_MAX', 100_000, 100, 10_000_000),
+      loginFailuresBeforeBackoff: read.integer('EWA_LOGIN_FAILURES_BEFORE_BACKOFF', 5, 1, 100),
+    },
   };
   checkProduction(config);
   return deepFreeze(config);

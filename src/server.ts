@@ -7,12 +7,18 @@ import Fastify, {
 } from 'fastify';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { authApp } from './oauth/auth-app.ts';
+import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
+import { ensureSigningKey } from './oauth/signing-keys.ts';
 import { accessLogPlugin } from './platform/access-log.ts';
+import { AccessTokenVerifier } from './platform/access-tokens.ts';
+import { bearerAuthPlugin } from './platform/bearer-auth.ts';
 import { errorsPagePlugin } from './platform/errors-page.ts';
 import { jsonApiPlugin } from './platform/json-api.ts';
 import { loggerOptions } from './platform/logger.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
+import { RevocationList } from './platform/revocations.ts';
 import { healthRoutes } from './resources/health/routes.ts';
 
 export interface ServerDeps {
@@ -20,6 +26,10 @@ export interface ServerDeps {
   /** Where log lines go; standard output when absent. Tests pass a buffer to read what was logged. */
   logStream?: Writable;
   newId?: () => string;
+  /** The clock; tests fix it. */
+  now?: () => Date;
+  /** Off only to measure what the bearer check costs (benchmarks). */
+  bearerCheck?: boolean;
   /** More routes for the REST listener, registered inside the JSON:API platform (embedding, tests). */
   extraApiRoutes?: FastifyPluginAsync;
 }
@@ -46,9 +56,28 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
 
 /** Builds the three applications of DESIGN §1. Nothing listens here: `ewa serve` and the tests decide that. */
 export async function buildServer(config: Config, deps: ServerDeps): Promise<Servers> {
+  const now = deps.now ?? (() => new Date());
+  const { db } = deps.database;
+  await ensureSigningKey(db, config.masterKey);
+  const revocations = new RevocationList(db, config.oauth.revocationPollMs);
+  await revocations.start();
+  const verifier = new AccessTokenVerifier({
+    db,
+    masterKey: config.masterKey,
+    issuer: config.auth.publicUrl,
+    audience: config.api.publicUrl,
+    revocations,
+    cacheMax: config.oauth.tokenCacheMax,
+    longestTokenLifetimeSeconds: longestSignedTokenLifetimeSeconds(config),
+    now,
+  });
+  await verifier.init();
+
   const api = Fastify(fastifyOptions(config, deps, 'api'));
+  api.addHook('onClose', async () => revocations.stop());
   await api.register(accessLogPlugin);
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
+  await api.register(bearerAuthPlugin, { verifier, enabled: deps.bearerCheck !== false });
   await api.register(openApiPlugin, { baseUrl: config.api.publicUrl, authUrl: config.auth.publicUrl });
   await api.register(errorsPagePlugin);
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
@@ -56,6 +85,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
 
   const auth = Fastify(fastifyOptions(config, deps, 'auth'));
   await auth.register(accessLogPlugin);
+  await auth.register(authApp, { config, db, now });
   const payments = Fastify(fastifyOptions(config, deps, 'payments'));
   await payments.register(accessLogPlugin);
   for (const app of [auth, payments]) {

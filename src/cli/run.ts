@@ -1,12 +1,23 @@
 import { ConfigError } from '../config.ts';
 import { DataDirBusyError } from '../db/data-dir-lock.ts';
 import { MigrationError } from '../db/migrate.ts';
+import { InputError } from '../errors/input-error.ts';
+import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
+import { keysRotateCommand } from './keys.ts';
 import { migrateCommand } from './migrate.ts';
 import { seedCommand } from './seed.ts';
 import { serveCommand } from './serve.ts';
+import { tokensIssueCommand } from './tokens.ts';
 
-export const COMMANDS: readonly Command[] = [serveCommand, migrateCommand, seedCommand];
+export const COMMANDS: readonly Command[] = [
+  serveCommand,
+  migrateCommand,
+  seedCommand,
+  ...clientCommands,
+  keysRotateCommand,
+  tokensIssueCommand,
+];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));
@@ -29,16 +40,28 @@ function commandHelp(command: Command): string {
 
 /** Runs one CLI invocation and returns its exit code: 0 done, 1 failed, 2 wrong usage. */
 export async function runCli(argv: string[], context: CliContext): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, subcommand] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     writeLine(context.stdout, mainHelp());
     return name === undefined ? 2 : 0;
   }
-  const command = COMMANDS.find((candidate) => candidate.name === name);
+  // Two-word commands (`clients create`) first, then one-word ones.
+  const command =
+    COMMANDS.find((candidate) => candidate.name === `${name} ${subcommand}`) ??
+    COMMANDS.find((candidate) => candidate.name === name);
   if (!command) {
-    writeLine(context.stderr, `ewa: unknown command "${name}". Run \`ewa --help\` for the list.`);
+    const family = COMMANDS.filter((candidate) => candidate.name.startsWith(`${name} `)).map(
+      (c) => `ewa ${c.name}`,
+    );
+    writeLine(
+      context.stderr,
+      family.length > 0
+        ? `ewa ${name}: ${subcommand === undefined ? 'which one?' : `unknown command "${subcommand}".`} Commands: ${family.join(', ')}.`
+        : `ewa: unknown command "${name}". Run \`ewa --help\` for the list.`,
+    );
     return 2;
   }
+  const rest = argv.slice(command.name.split(' ').length);
   try {
     const { flags, positionals } = parseFlags(command, rest);
     if (flags.help) {
@@ -47,7 +70,7 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
     }
     return await command.run(flags, positionals, context);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof InputError) {
       writeLine(context.stderr, `ewa ${command.name}: ${error.message}\n\n${commandHelp(command)}`);
       return 2;
     }

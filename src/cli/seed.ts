@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.ts';
-import { seedDemoDataOnce } from '../seed/demo.ts';
+import { demoCredentials, seedDemoDataOnce } from '../seed/demo.ts';
 import { GENERATED_PEOPLE_MAX, seedGeneratedPeople } from '../seed/generated.ts';
 import { type Command, positiveInteger, writeLine } from './command.ts';
 import { openMigratedDatabase } from './open-database.ts';
@@ -33,7 +33,11 @@ export const seedCommand: Command = {
         const seeded = await seedDemoDataOnce(database.db, new Date());
         if (flags.json)
           writeLine(context.stdout, JSON.stringify({ demo: seeded ? 'seeded' : 'already-present' }));
-        else writeLine(context.stdout, seeded ? 'Seeded the demo data.' : 'The demo data is already there.');
+        else
+          writeLine(
+            context.stdout,
+            seeded ? `Seeded the demo data.\n${demoCredentials()}` : 'The demo data is already there.',
+          );
         return 0;
       }
       const started = performance.now();

@@ -1,4 +1,4 @@
-import { seedDemoDataOnce } from '../seed/demo.ts';
+import { demoCredentials, seedDemoDataOnce } from '../seed/demo.ts';
 import { buildServer } from '../server.ts';
 import { type Command, writeLine } from './command.ts';
 import { openMigratedDatabase } from './open-database.ts';
@@ -17,7 +17,7 @@ export const serveCommand: Command = {
   async run(_flags, _positionals, context) {
     const { config, database } = await openMigratedDatabase(context);
     if (config.seedDemoData && (await seedDemoDataOnce(database.db, new Date()))) {
-      writeLine(context.stdout, 'Seeded the sandbox demo data (first start).');
+      writeLine(context.stdout, `Seeded the sandbox demo data (first start).\n${demoCredentials()}`);
     }
     const servers = await buildServer(config, { database });
     const apps = [servers.api, servers.auth, servers.payments];

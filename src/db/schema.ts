@@ -208,6 +208,7 @@ export interface OauthClientsTable {
   tos_uri: string | null;
   jwks_uri: string | null;
   jwks: Json | null;
+  auth_method: Generated<string>;
   created_at: Timestamp;
   deleted_at: Date | null;
 }
@@ -263,6 +264,20 @@ export interface ScheduledRunsTable {
   detail: Json | null;
 }
 
+export interface OauthRevocationsTable {
+  kind: 'TOKEN' | 'GRANT' | 'CLIENT';
+  value: string;
+  revoked_at: Timestamp;
+  expires_at: RequiredTimestamp;
+}
+
+export interface LoginThrottleTable {
+  key: string;
+  failures: Generated<number>;
+  locked_until: Date | null;
+  updated_at: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   checksum: string;
@@ -292,4 +307,6 @@ export interface DB {
   card_token_uses: CardTokenUsesTable;
   scheduled_runs: ScheduledRunsTable;
   schema_migrations: SchemaMigrationsTable;
+  oauth_revocations: OauthRevocationsTable;
+  login_throttle: LoginThrottleTable;
 }

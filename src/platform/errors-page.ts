@@ -37,7 +37,7 @@ async function errorsPage(app: FastifyInstance): Promise<void> {
   const html = renderErrorsPage();
   app.get(
     '/rest/errors',
-    { config: { mediaType: 'text/html' }, schema: { hide: true } },
+    { config: { mediaType: 'text/html', public: true }, schema: { hide: true } },
     async (_request, reply) => reply.type('text/html; charset=utf-8').send(html),
   );
 }

@@ -85,9 +85,13 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError
     traceId: traceIdOf(request.headers.traceparent),
     baseUrl,
   });
-  if (error.headers) reply.headers(error.headers);
-  if (error.code === 'INVALID_TOKEN' || error.code === 'UNAUTHORIZED')
+  if (
+    (error.code === 'INVALID_TOKEN' || error.code === 'UNAUTHORIZED') &&
+    !error.headers?.['WWW-Authenticate']
+  ) {
     reply.header('WWW-Authenticate', 'Bearer');
+  }
+  if (error.headers) reply.headers(error.headers);
   reply.code(error.status).type(JSON_API_MEDIA).serializer(JSON.stringify).send(body);
 }
 

@@ -62,8 +62,10 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
     },
   });
   await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { url: '/rest/openapi.json' } });
-  app.get('/rest/openapi.json', { config: { mediaType: JSON_MEDIA }, schema: { hide: true } }, async () =>
-    app.swagger(),
+  app.get(
+    '/rest/openapi.json',
+    { config: { mediaType: JSON_MEDIA, public: true }, schema: { hide: true } },
+    async () => app.swagger(),
   );
 }
 

@@ -1,7 +1,17 @@
 import type { SchemaErrorCodes } from '../errors/to-app-error.ts';
 
+/** One way to be allowed: a token of this kind carrying all of these scopes (OpenAPI security semantics). */
+export interface SecurityRequirement {
+  kind: 'user' | 'client';
+  scopes: string[];
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
+    /** Who may call the route; any one requirement is enough. Every /rest route has this or `public`. */
+    security?: SecurityRequirement[];
+    /** A /rest route anyone may call without a token (the error catalog page, the OpenAPI document). */
+    public?: boolean;
     /** The media type the route reads and writes; JSON:API unless it says otherwise (health: application/json). */
     mediaType?: string;
     /** Codes for body schema failures where the operation names its own (accounts: MISSING_REQUIRED_FIELD). */

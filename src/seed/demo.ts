@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import { hashPassword } from '../crypto/passwords.ts';
 import type { Db } from '../db/database.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
 import { localDateOf, weekdaysBetween } from '../earnings/calendar.ts';
 import { type PayCalendar, payPeriodContaining, previousPayPeriod } from '../earnings/pay-periods.ts';
+import { insertClient } from '../oauth/clients.ts';
 
 /** Fixed ids, so that the README's walk-through and scripts can name demo records. */
 export const DEMO = {
@@ -71,6 +73,31 @@ export const DEMO = {
       frequency: 'HOURLY',
     },
   ],
+  /** Sandbox credentials, published in the README: the sandbox holds no real money or people. */
+  password: 'sandbox-password',
+  clients: {
+    confidential: {
+      clientId: 'demo-partner-server',
+      secret: 'demo-partner-secret',
+      name: 'Demo Partner (server)',
+      redirectUris: ['http://localhost:3000/callback'],
+      scopes: [
+        'openid',
+        'offline_access',
+        'user:read',
+        'user:read_write',
+        'client:lookup',
+        'client:admin',
+        'health:read',
+      ],
+    },
+    public: {
+      clientId: 'demo-partner-mobile',
+      name: 'Demo Partner (mobile)',
+      redirectUris: ['http://localhost:3000/callback', 'com.example.ewa:/callback'],
+      scopes: ['openid', 'offline_access', 'user:read', 'user:read_write'],
+    },
+  },
 } as const;
 
 const DEMO_SETTING = 'demo_data_seeded_at';
@@ -105,6 +132,7 @@ export async function seedDemoDataOnce(db: Db, now: Date): Promise<boolean> {
 }
 
 async function insertDemoData(tx: Tx, now: Date): Promise<void> {
+  const passwordHash = await hashPassword(DEMO.password);
   for (const org of Object.values(DEMO.organizations)) {
     await tx
       .insertInto('organizations')
@@ -136,6 +164,7 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
         first_name: person.first,
         last_name: person.last,
         state_of_residence: person.state,
+        password_hash: passwordHash,
         card_product_eligible: org.products.includes('DAILYPAY_CARD' as never),
       })
       .execute();
@@ -214,9 +243,44 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
       }
     }
   }
+  const organizationIds = Object.values(DEMO.organizations).map((organization) => organization.id);
+  const { confidential, public: mobile } = DEMO.clients;
+  await insertClient(
+    tx,
+    {
+      ...confidential,
+      redirectUris: [...confidential.redirectUris],
+      scopes: [...confidential.scopes],
+      isPublic: false,
+      organizationIds,
+    },
+    { sandbox: true },
+  );
+  await insertClient(
+    tx,
+    {
+      ...mobile,
+      redirectUris: [...mobile.redirectUris],
+      scopes: [...mobile.scopes],
+      isPublic: true,
+      organizationIds,
+    },
+    { sandbox: true },
+  );
 }
 
 /** One working day's pay: a shift for hourly jobs, 1/260 of the year for salaried ones. */
 export function dailyEarningsMinor(rateMinor: number, frequency: string): number {
   return frequency === 'HOURLY' ? rateMinor * SHIFT_HOURS : Math.floor(rateMinor / 260);
+}
+
+/** What a developer needs to try the sandbox, printed when the demo data is loaded. */
+export function demoCredentials(): string {
+  const { confidential, public: mobile } = DEMO.clients;
+  return [
+    'Sandbox credentials (also in the README):',
+    `  confidential client  client_id=${confidential.clientId}  client_secret=${confidential.secret}`,
+    `  public client        client_id=${mobile.clientId}  (PKCE, no secret)`,
+    `  demo workers         ${DEMO.people[0].email} … (password: ${DEMO.password})`,
+  ].join('\n');
 }

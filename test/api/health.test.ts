@@ -4,20 +4,29 @@ import { sql } from 'kysely';
 import packageJson from '../../package.json' with { type: 'json' };
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
 import { buildServer } from '../../src/server.ts';
 import { buildTestApp } from '../helpers/build-test-app.ts';
 import { openTestDatabase } from '../helpers/test-database.ts';
+import { clientToken } from '../helpers/tokens.ts';
 
 test('GET /rest/health answers 200 application/json with the package version', async (t) => {
-  const { api } = await buildTestApp(t);
-  const response = await api.inject({ url: '/rest/health' });
+  const app = await buildTestApp(t);
+  const token = await clientToken(app, ['health:read']);
+  const response = await app.api.inject({
+    url: '/rest/health',
+    headers: { authorization: `Bearer ${token}` },
+  });
   assert.equal(response.statusCode, 200);
   assert.match(String(response.headers['content-type']), /^application\/json/);
   assert.deepEqual(response.json(), { status: 'UP', version: packageJson.version });
 });
 
 test('GET /rest/health is 500 UNEXPECTED_ERROR when the database does not answer within the timeout', async (t) => {
-  const { api, database, config } = await buildTestApp(t, { EWA_HEALTH_DB_TIMEOUT_MS: '300' });
+  const app = await buildTestApp(t, { EWA_HEALTH_DB_TIMEOUT_MS: '300' });
+  const { api, database, config } = app;
+  const headers = { authorization: `Bearer ${await clientToken(app, ['health:read'])}` };
+  assert.equal((await api.inject({ url: '/rest/health', headers })).statusCode, 200);
   // Transactions holding every connection of the pool (PGlite has one) keep the ping waiting.
   const connections = config.database.kind === 'postgres' ? config.database.poolSize : 1;
   const hold = () =>
@@ -28,14 +37,14 @@ test('GET /rest/health is 500 UNEXPECTED_ERROR when the database does not answer
   const busy = Promise.all(Array.from({ length: connections }, hold));
   await new Promise((resolve) => setTimeout(resolve, 200));
   const started = performance.now();
-  const response = await api.inject({ url: '/rest/health' });
+  const response = await api.inject({ url: '/rest/health', headers });
   const elapsedMs = performance.now() - started;
   await busy;
   assert.equal(response.statusCode, 500);
   assert.equal(response.json().errors[0].code, 'UNEXPECTED_ERROR');
   assert.ok(elapsedMs < 1200, `answered after ${elapsedMs} ms, when the database was free again`);
   assert.equal(
-    (await api.inject({ url: '/rest/health' })).statusCode,
+    (await api.inject({ url: '/rest/health', headers })).statusCode,
     200,
     'healthy again once the database answers',
   );
@@ -45,11 +54,14 @@ test('GET /rest/health is 500 when the database is gone', async (t) => {
   const database = await openTestDatabase(t);
   const config = loadConfig({ ...database.env, EWA_LOG_LEVEL: 'silent' });
   const closing = await openDatabase(config.database);
+  await migrate(closing.db); // on PGlite this is a database of its own
   const servers = await buildServer(config, { database: closing });
-  t.after(() => servers.api.close());
-  assert.equal((await servers.api.inject({ url: '/rest/health' })).statusCode, 200);
+  t.after(() => Promise.all([servers.api.close(), servers.auth.close()]));
+  const token = await clientToken({ ...servers, config, database: closing, logs: [] }, ['health:read']);
+  const headers = { authorization: `Bearer ${token}` };
+  assert.equal((await servers.api.inject({ url: '/rest/health', headers })).statusCode, 200);
   await closing.close();
-  const response = await servers.api.inject({ url: '/rest/health' });
+  const response = await servers.api.inject({ url: '/rest/health', headers });
   assert.equal(response.statusCode, 500);
   assert.equal(response.json().errors[0].code, 'UNEXPECTED_ERROR');
 });

@@ -23,25 +23,33 @@ const ProbeBody = Type.Object({
 /** The real app with probe routes, registered the way a resource registers its own. */
 async function appWithProbes(t: Parameters<typeof buildTestApp>[0]) {
   return buildTestApp(t, { EWA_BODY_LIMIT_BYTES: '2048' }, async (app) => {
-    app.post('/rest/probes', { schema: { body: ProbeBody } }, async (request) => ({ data: request.body }));
+    app.post('/rest/probes', { schema: { body: ProbeBody }, config: { public: true } }, async (request) => ({
+      data: request.body,
+    }));
     app.post(
       '/rest/strict-probes',
       {
         schema: { body: ProbeBody },
-        config: { schemaErrorCodes: { missing: 'MISSING_REQUIRED_FIELD', invalid: 'INVALID_FIELDS' } },
+        config: {
+          public: true,
+          schemaErrorCodes: { missing: 'MISSING_REQUIRED_FIELD', invalid: 'INVALID_FIELDS' },
+        },
       },
       async (request) => ({ data: request.body }),
     );
     app.get(
       '/rest/probes',
-      { schema: { querystring: Type.Object({ include: Type.Optional(Type.String({ enum: ['things'] })) }) } },
+      {
+        config: { public: true },
+        schema: { querystring: Type.Object({ include: Type.Optional(Type.String({ enum: ['things'] })) }) },
+      },
       async (request) => ({
         data: parseFilters(request.query as Record<string, unknown>, {
           status: { type: { enum: ['OPEN'] } },
         }),
       }),
     );
-    app.get('/rest/probes/boom', async () => {
+    app.get('/rest/probes/boom', { config: { public: true } }, async () => {
       throw new Error('connection to postgres://admin:hunter2@db.internal failed');
     });
   });
@@ -82,13 +90,13 @@ test('a known path with another method answers 405 with an Allow header', async 
 
 test('Service-API-Version: absent or 3 is served, anything else is 400 INVALID_VERSION_HEADER', async (t) => {
   const { api } = await appWithProbes(t);
-  assert.equal((await api.inject({ url: '/rest/health' })).statusCode, 200);
+  assert.equal((await api.inject({ url: '/rest/probes' })).statusCode, 200);
   assert.equal(
-    (await api.inject({ url: '/rest/health', headers: { 'service-api-version': '3' } })).statusCode,
+    (await api.inject({ url: '/rest/probes', headers: { 'service-api-version': '3' } })).statusCode,
     200,
   );
   for (const version of ['2', '4', '3.0', 'v3', '']) {
-    const response = await api.inject({ url: '/rest/health', headers: { 'service-api-version': version } });
+    const response = await api.inject({ url: '/rest/probes', headers: { 'service-api-version': version } });
     if (version === '') continue; // an empty header is absent as far as HTTP goes
     assert.equal(response.statusCode, 400, version);
     const [error] = response.json().errors;
@@ -112,15 +120,15 @@ test('an Accept header that excludes the media type is 406 naming the header', a
     assert.equal(error.code, 'NOT_ACCEPTABLE');
     assert.deepEqual(error.source, { header: 'Accept' });
   }
-  for (const accept of ['*/*', 'application/*', 'application/json', 'text/html, application/json;q=0.5']) {
-    const response = await api.inject({ url: '/rest/health', headers: { accept } });
+  for (const accept of ['*/*', 'application/*', JSON_API, `text/html, ${JSON_API};q=0.5`]) {
+    const response = await api.inject({ url: '/rest/probes', headers: { accept } });
     assert.equal(response.statusCode, 200, accept);
   }
 });
 
 test('request ids: a plain caller id is echoed, anything else is replaced', async (t) => {
   const { api } = await appWithProbes(t);
-  const kept = await api.inject({ url: '/rest/health', headers: { 'x-request-id': 'partner-trace-12345' } });
+  const kept = await api.inject({ url: '/rest/probes', headers: { 'x-request-id': 'partner-trace-12345' } });
   assert.equal(kept.headers['x-request-id'], 'partner-trace-12345');
   const replaced = await api.inject({
     url: '/rest/nope',

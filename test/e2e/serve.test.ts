@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { runCli } from '../../src/cli/run.ts';
+import { DEMO } from '../../src/seed/demo.ts';
 import { freePort } from '../helpers/free-port.ts';
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
@@ -39,7 +40,7 @@ async function waitForHealth(url: string, running: Running, timeoutMs: number): 
     if (running.child.exitCode !== null) throw new Error(`server exited early:\n${running.output()}`);
     try {
       const response = await fetch(`${url}/rest/health`);
-      if (response.status === 200) return;
+      if (response.status === 401) return; // up, and asking for a token as it should
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -70,6 +71,29 @@ test('npm start path: first start creates the database, seeds, serves three list
   assert.match(output, /Press Ctrl\+C to stop/);
   assert.ok(existsSync(join(dataDir, 'pgdata')), 'the embedded database lives in the data directory');
   assert.equal((await fetch(`${env.EWA_AUTH_URL}/anything`)).status, 404);
+
+  // The README walk-through: a token for the demo client, then the health check with it.
+  const tokenResponse = await fetch(`${env.EWA_AUTH_URL}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      scope: 'health:read',
+      client_id: DEMO.clients.confidential.clientId,
+      client_secret: DEMO.clients.confidential.secret,
+    }),
+  });
+  assert.equal(tokenResponse.status, 200);
+  const { access_token: token, created_at: createdAt } = (await tokenResponse.json()) as {
+    access_token: string;
+    created_at: number;
+  };
+  assert.equal(typeof createdAt, 'number');
+  const health = await fetch(`${env.EWA_BASE_URL}/rest/health`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(health.status, 200);
+  assert.deepEqual(await health.json(), { status: 'UP', version: '0.1.0' });
   assert.equal((await fetch(`${env.EWA_PAYMENTS_URL}/anything`)).status, 404);
 
   // A CLI command on the same embedded database is refused with a message saying how, not run twice.

@@ -23,12 +23,13 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
   app.get(
     '/rest/health',
     {
-      config: { mediaType: JSON_MEDIA },
+      config: { mediaType: JSON_MEDIA, security: [{ kind: 'client', scopes: ['health:read'] }] },
       schema: {
         operationId: 'getHealth',
         tags: ['Health'],
         summary: 'Whether the API and its database answer',
-        response: { 200: HealthSchema, ...errorResponses(401, 406, 500) },
+        security: [{ oauth_client_credentials_token: ['health:read'] }],
+        response: { 200: HealthSchema, ...errorResponses(401, 403, 406, 500) },
       },
     },
     async (request) => {

@@ -1,0 +1,235 @@
+import {
+  CLIENT_AUTH_METHODS,
+  type ClientAuthMethod,
+  createClient,
+  deleteClient,
+  findClient,
+  listClients,
+  type OAuthClient,
+  rotateClientSecret,
+} from '../oauth/clients.ts';
+import { type Command, type Flags, UsageError, writeLine } from './command.ts';
+import { openMigratedDatabase } from './open-database.ts';
+
+function describe(client: OAuthClient): string {
+  return [
+    `client_id      ${client.clientId}`,
+    `name           ${client.name}`,
+    `type           ${client.isPublic ? 'public (PKCE, no secret)' : `confidential (${client.authMethod})`}`,
+    `scopes         ${client.scopes.join(' ')}`,
+    `redirect URIs  ${client.redirectUris.join(' ') || '-'}`,
+    `organizations  ${client.organizationIds.join(' ') || '-'}`,
+    ...(client.logoUri ? [`logo           ${client.logoUri}`] : []),
+    ...(client.policyUri ? [`policy         ${client.policyUri}`] : []),
+    ...(client.tosUri ? [`terms          ${client.tosUri}`] : []),
+    ...(client.jwksUri ? [`jwks_uri       ${client.jwksUri}`] : []),
+    `created        ${client.createdAt.toISOString()}`,
+  ].join('\n');
+}
+
+const toJson = (client: OAuthClient) => ({
+  client_id: client.clientId,
+  name: client.name,
+  public: client.isPublic,
+  scopes: client.scopes,
+  redirect_uris: client.redirectUris,
+  organizations: client.organizationIds,
+  logo_uri: client.logoUri,
+  policy_uri: client.policyUri,
+  tos_uri: client.tosUri,
+  jwks_uri: client.jwksUri,
+  token_endpoint_auth_method: client.authMethod,
+  created_at: client.createdAt.toISOString(),
+});
+
+const list = (value: Flags[string]) =>
+  Array.isArray(value) ? value : value === undefined ? [] : [String(value)];
+const optional = (value: Flags[string]) => (value === undefined ? undefined : String(value));
+
+function clientIdOf(positionals: string[]): string {
+  if (positionals.length !== 1) throw new UsageError('name one client id.');
+  return positionals[0]!;
+}
+
+const create: Command = {
+  name: 'clients create',
+  summary: 'Register a partner application; prints its client_id and secret once',
+  help: [
+    'Usage: ewa clients create --name NAME (--public | --confidential) --scopes "SCOPE ..."',
+    '         [--redirect-uri URI ...] [--organizations "ID ..."] [--logo-uri URI] [--policy-uri URI]',
+    '         [--tos-uri URI] [--jwks-uri URI | --jwks JSON] [--auth-method METHOD] [--json]',
+    '',
+    'Scopes: openid offline_access user:read user:read_write (people sign in), and for confidential clients',
+    'client:lookup client:admin health:read (client_credentials). A client token sees only --organizations.',
+    'The secret is printed once; only its hash is stored (ewa clients rotate-secret makes a new one).',
+    '--auth-method: client_secret_basic (default; client_secret_post works too), client_secret_post, or',
+    'private_key_jwt (with --jwks-uri or --jwks, whose keys also verify signed request objects).',
+  ].join('\n'),
+  options: {
+    name: { type: 'string' },
+    public: { type: 'boolean' },
+    confidential: { type: 'boolean' },
+    scopes: { type: 'string' },
+    'redirect-uri': { type: 'string', multiple: true },
+    organizations: { type: 'string' },
+    'logo-uri': { type: 'string' },
+    'policy-uri': { type: 'string' },
+    'tos-uri': { type: 'string' },
+    'jwks-uri': { type: 'string' },
+    jwks: { type: 'string' },
+    'auth-method': { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(flags, _positionals, context) {
+    const authMethod = optional(flags['auth-method']);
+    if (authMethod !== undefined && !(CLIENT_AUTH_METHODS as readonly string[]).includes(authMethod)) {
+      throw new UsageError(`--auth-method must be one of ${CLIENT_AUTH_METHODS.join(', ')}.`);
+    }
+    let jwks: { keys: unknown[] } | undefined;
+    if (typeof flags.jwks === 'string') {
+      try {
+        jwks = JSON.parse(flags.jwks);
+      } catch {
+        throw new UsageError('--jwks must be JSON: {"keys": [ ... ]}.');
+      }
+    }
+    if (flags.public === flags.confidential)
+      throw new UsageError('give exactly one of --public and --confidential.');
+    if (typeof flags.name !== 'string') throw new UsageError('--name is required.');
+    if (typeof flags.scopes !== 'string') throw new UsageError('--scopes is required.');
+    const { config, database } = await openMigratedDatabase(context);
+    try {
+      const { client, secret } = await createClient(
+        database.db,
+        {
+          name: flags.name,
+          isPublic: flags.public === true,
+          scopes: flags.scopes.split(/[\s,]+/).filter(Boolean),
+          redirectUris: list(flags['redirect-uri']),
+          organizationIds: String(flags.organizations ?? '')
+            .split(/[\s,]+/)
+            .filter(Boolean),
+          logoUri: optional(flags['logo-uri']),
+          policyUri: optional(flags['policy-uri']),
+          tosUri: optional(flags['tos-uri']),
+          jwksUri: optional(flags['jwks-uri']),
+          jwks,
+          authMethod: authMethod as ClientAuthMethod | undefined,
+        },
+        { sandbox: config.env === 'uat' },
+      );
+      if (flags.json) writeLine(context.stdout, JSON.stringify({ ...toJson(client), client_secret: secret }));
+      else {
+        writeLine(context.stdout, describe(client));
+        if (secret)
+          writeLine(
+            context.stdout,
+            `client_secret  ${secret}\n\nKeep the secret now: it is not stored and cannot be shown again.`,
+          );
+      }
+      return 0;
+    } finally {
+      await database.close();
+    }
+  },
+};
+
+const listCommand: Command = {
+  name: 'clients list',
+  summary: 'List registered partner applications',
+  help: 'Usage: ewa clients list [--json]',
+  options: { json: { type: 'boolean' } },
+  async run(flags, _positionals, context) {
+    const { database } = await openMigratedDatabase(context);
+    try {
+      const clients = await listClients(database.db);
+      if (flags.json) writeLine(context.stdout, JSON.stringify(clients.map(toJson)));
+      else if (clients.length === 0)
+        writeLine(context.stdout, 'No clients. Register one with `ewa clients create`.');
+      else {
+        for (const client of clients) {
+          writeLine(
+            context.stdout,
+            `${client.clientId}  ${client.isPublic ? 'public      ' : 'confidential'}  ${client.name}  [${client.scopes.join(' ')}]`,
+          );
+        }
+      }
+      return 0;
+    } finally {
+      await database.close();
+    }
+  },
+};
+
+const show: Command = {
+  name: 'clients show',
+  summary: 'Show one partner application',
+  help: 'Usage: ewa clients show CLIENT_ID [--json]',
+  options: { json: { type: 'boolean' } },
+  allowPositionals: true,
+  async run(flags, positionals, context) {
+    const clientId = clientIdOf(positionals);
+    const { database } = await openMigratedDatabase(context);
+    try {
+      const client = await findClient(database.db, clientId);
+      if (!client) {
+        writeLine(context.stderr, `ewa clients show: no client ${clientId}.`);
+        return 1;
+      }
+      writeLine(context.stdout, flags.json ? JSON.stringify(toJson(client)) : describe(client));
+      return 0;
+    } finally {
+      await database.close();
+    }
+  },
+};
+
+const rotateSecret: Command = {
+  name: 'clients rotate-secret',
+  summary: 'Give a confidential client a new secret (the old one stops working at once)',
+  help: 'Usage: ewa clients rotate-secret CLIENT_ID [--json]',
+  options: { json: { type: 'boolean' } },
+  allowPositionals: true,
+  async run(flags, positionals, context) {
+    const clientId = clientIdOf(positionals);
+    const { database } = await openMigratedDatabase(context);
+    try {
+      const secret = await rotateClientSecret(database.db, clientId);
+      writeLine(
+        context.stdout,
+        flags.json
+          ? JSON.stringify({ client_id: clientId, client_secret: secret })
+          : `client_secret  ${secret}`,
+      );
+      return 0;
+    } finally {
+      await database.close();
+    }
+  },
+};
+
+const remove: Command = {
+  name: 'clients delete',
+  summary: 'Delete a partner application and revoke every token issued to it',
+  help: 'Usage: ewa clients delete CLIENT_ID [--json]',
+  options: { json: { type: 'boolean' } },
+  allowPositionals: true,
+  async run(flags, positionals, context) {
+    const clientId = clientIdOf(positionals);
+    const { database } = await openMigratedDatabase(context);
+    try {
+      await deleteClient(database.db, clientId, new Date());
+      writeLine(
+        context.stdout,
+        flags.json
+          ? JSON.stringify({ deleted: clientId })
+          : `Deleted ${clientId}; its tokens no longer work.`,
+      );
+      return 0;
+    } finally {
+      await database.close();
+    }
+  },
+};
+
+export const clientCommands: Command[] = [create, listCommand, show, rotateSecret, remove];

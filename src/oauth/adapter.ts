@@ -1,0 +1,120 @@
+import type { Db } from '../db/database.ts';
+import { clientMetadata } from './client-metadata.ts';
+import { findClient, findClientSecretHash, REVOCATION_KEPT_MS } from './clients.ts';
+
+/** What oidc-provider hands its adapter and expects back (see its docs: "Adapter"). */
+export type Payload = Record<string, unknown> & {
+  grantId?: string;
+  userCode?: string;
+  uid?: string;
+  consumed?: number;
+};
+
+/**
+ * oidc-provider's storage on our database, one row per artifact in `oauth_payloads`, so sessions, grants and
+ * tokens survive restarts and are shared by every process. Expired rows read as absent and are purged by
+ * `purgeExpiredPayloads`. Revoking a grant also records it in `oauth_revocations`, which is how API processes
+ * learn that access tokens they verify on their own are dead.
+ */
+export function databaseAdapter(db: Db, now: () => Date) {
+  return class DatabaseAdapter {
+    readonly model: string;
+
+    constructor(model: string) {
+      this.model = model;
+    }
+
+    async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
+      const expiresAt = expiresIn ? new Date(now().getTime() + expiresIn * 1000) : null;
+      const row = {
+        model: this.model,
+        id,
+        payload: JSON.stringify(payload),
+        grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
+        user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
+        uid: typeof payload.uid === 'string' ? payload.uid : null,
+        expires_at: expiresAt,
+      };
+      await db
+        .insertInto('oauth_payloads')
+        .values(row)
+        .onConflict((conflict) =>
+          conflict.columns(['model', 'id']).doUpdateSet({
+            payload: row.payload,
+            grant_id: row.grant_id,
+            user_code: row.user_code,
+            uid: row.uid,
+            expires_at: row.expires_at,
+          }),
+        )
+        .execute();
+    }
+
+    async #findWhere(column: 'id' | 'uid' | 'user_code', value: string): Promise<Payload | undefined> {
+      const row = await db
+        .selectFrom('oauth_payloads')
+        .select(['payload', 'consumed_at', 'expires_at'])
+        .where('model', '=', this.model)
+        .where(column, '=', value)
+        .executeTakeFirst();
+      if (!row || (row.expires_at && row.expires_at <= now())) return undefined;
+      const payload = row.payload as Payload;
+      return row.consumed_at
+        ? { ...payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) }
+        : payload;
+    }
+
+    async find(id: string) {
+      // Clients are registered out of band in their own table, read fresh so that changes apply at once.
+      if (this.model === 'Client') {
+        const client = await findClient(db, id);
+        return client ? clientMetadata(client, await findClientSecretHash(db, id)) : undefined;
+      }
+      return this.#findWhere('id', id);
+    }
+
+    findByUid(uid: string) {
+      return this.#findWhere('uid', uid);
+    }
+
+    findByUserCode(userCode: string) {
+      return this.#findWhere('user_code', userCode);
+    }
+
+    async consume(id: string): Promise<void> {
+      await db
+        .updateTable('oauth_payloads')
+        .set({ consumed_at: now() })
+        .where('model', '=', this.model)
+        .where('id', '=', id)
+        .execute();
+    }
+
+    async destroy(id: string): Promise<void> {
+      await db.deleteFrom('oauth_payloads').where('model', '=', this.model).where('id', '=', id).execute();
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('oauth_revocations')
+          .values({
+            kind: 'GRANT',
+            value: grantId,
+            expires_at: new Date(now().getTime() + REVOCATION_KEPT_MS),
+          })
+          .onConflict((conflict) => conflict.columns(['kind', 'value']).doNothing())
+          .execute();
+        await tx.deleteFrom('oauth_payloads').where('grant_id', '=', grantId).execute();
+      });
+    }
+  };
+}
+
+/** Deletes artifacts that expired more than a minute ago, and revocations of tokens that are dead anyway. */
+export async function purgeExpiredPayloads(db: Db, at: Date): Promise<number> {
+  const cutoff = new Date(at.getTime() - 60_000);
+  const payloads = await db.deleteFrom('oauth_payloads').where('expires_at', '<', cutoff).executeTakeFirst();
+  await db.deleteFrom('oauth_revocations').where('expires_at', '<', cutoff).execute();
+  return Number(payloads.numDeletedRows);
+}

@@ -1,0 +1,35 @@
+import type { OAuthClient } from './clients.ts';
+import { CLIENT_SCOPES } from './scopes.ts';
+
+/**
+ * A registered client as oidc-provider reads it (snake_case client metadata). `client_secret` holds the hash of
+ * the secret: `compareClientSecret` is overridden in provider.ts to compare hashes.
+ */
+export function clientMetadata(client: OAuthClient, secretHash: string | null): Record<string, unknown> {
+  const signsPeopleIn = client.redirectUris.length > 0;
+  const usesClientCredentials =
+    !client.isPublic && client.scopes.some((scope) => Object.hasOwn(CLIENT_SCOPES, scope));
+  return {
+    client_id: client.clientId,
+    client_name: client.name,
+    ...(secretHash ? { client_secret: secretHash } : {}),
+    token_endpoint_auth_method: client.authMethod,
+    grant_types: [
+      ...(signsPeopleIn ? ['authorization_code', 'refresh_token'] : []),
+      ...(usesClientCredentials ? ['client_credentials'] : []),
+    ],
+    response_types: signsPeopleIn ? ['code'] : [],
+    redirect_uris: client.redirectUris,
+    post_logout_redirect_uris: client.redirectUris,
+    scope: client.scopes.join(' '),
+    ...(client.logoUri ? { logo_uri: client.logoUri } : {}),
+    ...(client.policyUri ? { policy_uri: client.policyUri } : {}),
+    ...(client.tosUri ? { tos_uri: client.tosUri } : {}),
+    ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}),
+    ...(client.jwks ? { jwks: client.jwks } : {}),
+    id_token_signed_response_alg: 'RS256',
+    ...(client.isPublic
+      ? { application_type: client.redirectUris.some((uri) => !uri.startsWith('http')) ? 'native' : 'web' }
+      : {}),
+  };
+}

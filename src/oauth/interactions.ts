@@ -1,0 +1,272 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { InteractionDetails, Provider } from 'oidc-provider';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { authenticate, normalizeEmail, signUp } from './accounts.ts';
+import { findClient } from './clients.ts';
+import { CSRF_COOKIE, type CsrfTokens } from './csrf.ts';
+import {
+  ADDRESS_FACTOR,
+  accountKey,
+  addressKey,
+  recordFailure,
+  recordSuccess,
+  secondsUntilAllowed,
+} from './login-throttle.ts';
+import {
+  type ClientView,
+  renderConsentPage,
+  renderErrorPage,
+  renderLoginPage,
+  renderSignupPage,
+  renderThrottledPage,
+} from './pages/pages.ts';
+import { INTERACTION_PATH } from './provider.ts';
+
+export interface InteractionOptions {
+  provider: Provider;
+  config: Config;
+  db: Db;
+  csrf: CsrfTokens;
+  now: () => Date;
+}
+
+type Form = Record<string, string | undefined>;
+type Params = { uid: string };
+const FORM_BYTES_MAX = 16_384;
+
+function cookieOf(request: FastifyRequest, name: string): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
+  }
+  return undefined;
+}
+
+/**
+ * The pages people see during an authorization request: sign in, create a password, allow or deny. Plain HTML
+ * forms that work without JavaScript; every POST carries a CSRF value; the provider's own cookies tie each page to
+ * its interaction.
+ */
+export async function interactionRoutes(app: FastifyInstance, options: InteractionOptions): Promise<void> {
+  const { provider, config, db, csrf, now } = options;
+  const sandbox = config.env === 'uat';
+  const threshold = config.oauth.loginFailuresBeforeBackoff;
+
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BYTES_MAX },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+
+  const send = (reply: FastifyReply, status: number, markup: string) =>
+    reply.code(status).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(markup);
+
+  /** The interaction, its client and this browser's CSRF value; or a page saying the request is gone. */
+  async function load(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
+    let details: InteractionDetails;
+    try {
+      details = await provider.interactionDetails(request.raw, reply.raw);
+    } catch {
+      send(
+        reply,
+        400,
+        renderErrorPage('Sign-in expired', 'This sign-in request has expired or was already used.'),
+      );
+      return undefined;
+    }
+    const registered = await findClient(db, String(details.params.client_id ?? ''));
+    const client: ClientView = {
+      name: registered?.name ?? 'this app',
+      logoUri: registered?.logoUri ?? undefined,
+      policyUri: registered?.policyUri ?? undefined,
+      tosUri: registered?.tosUri ?? undefined,
+    };
+    let cookie = cookieOf(request, CSRF_COOKIE);
+    if (!cookie) {
+      cookie = csrf.newCookie();
+      const secure = config.env === 'production' ? '; Secure' : '';
+      reply.header(
+        'Set-Cookie',
+        `${CSRF_COOKIE}=${cookie}; Path=${INTERACTION_PATH}; HttpOnly; SameSite=Lax; Max-Age=${config.oauth.interactionTtlSeconds}${secure}`,
+      );
+    }
+    return { details, client, csrfValue: csrf.formValue(cookie, details.uid), cookie };
+  }
+
+  function checkCsrf(request: FastifyRequest, uid: string, reply: FastifyReply): boolean {
+    if (csrf.isValid(cookieOf(request, CSRF_COOKIE), uid, (request.body as Form | undefined)?.csrf))
+      return true;
+    send(
+      reply,
+      403,
+      renderErrorPage(
+        'Form expired',
+        'This form is no longer valid. Go back, reload the page and try again.',
+      ),
+    );
+    return false;
+  }
+
+  const finish = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    result: Record<string, unknown>,
+    merge: boolean,
+  ) => {
+    const returnTo = await provider.interactionResult(request.raw, reply.raw, result, {
+      mergeWithLastSubmission: merge,
+    });
+    return reply.code(303).header('Cache-Control', 'no-store').redirect(returnTo, 303);
+  };
+
+  const urls = (uid: string) => ({
+    login: `${INTERACTION_PATH}/${uid}/login`,
+    signup: `${INTERACTION_PATH}/${uid}/signup`,
+    consent: `${INTERACTION_PATH}/${uid}/consent`,
+    page: `${INTERACTION_PATH}/${uid}`,
+  });
+
+  app.get<{ Params: Params }>(`${INTERACTION_PATH}/:uid`, async (request, reply) => {
+    const loaded = await load(request, reply);
+    if (!loaded) return reply;
+    const { details, client, csrfValue } = loaded;
+    const to = urls(details.uid);
+    if (details.prompt.name === 'login') {
+      return send(
+        reply,
+        200,
+        renderLoginPage({ action: to.login, signupUrl: to.signup, csrf: csrfValue, client }),
+      );
+    }
+    const scopes = String(details.params.scope ?? '')
+      .split(' ')
+      .filter(Boolean);
+    return send(reply, 200, renderConsentPage({ action: to.consent, csrf: csrfValue, client, scopes }));
+  });
+
+  app.post<{ Params: Params; Body: Form }>(`${INTERACTION_PATH}/:uid/login`, async (request, reply) => {
+    const loaded = await load(request, reply);
+    if (!loaded) return reply;
+    const { details, client, csrfValue } = loaded;
+    if (!checkCsrf(request, details.uid, reply)) return reply;
+    const email = normalizeEmail(String(request.body?.email ?? '')).slice(0, 320);
+    const keys = [accountKey(email), addressKey(request.ip)];
+    const wait = await secondsUntilAllowed(db, keys, now());
+    if (wait > 0) return send(reply.header('Retry-After', String(wait)), 429, renderThrottledPage(wait));
+    const personId = await authenticate(db, email, String(request.body?.password ?? ''));
+    if (!personId) {
+      await recordFailure(db, keys[0]!, threshold, now());
+      await recordFailure(db, keys[1]!, threshold * ADDRESS_FACTOR, now());
+      const to = urls(details.uid);
+      return send(
+        reply,
+        401,
+        renderLoginPage({
+          action: to.login,
+          signupUrl: to.signup,
+          csrf: csrfValue,
+          client,
+          email,
+          error: 'That email and password do not match an account.',
+        }),
+      );
+    }
+    await recordSuccess(db, keys[0]!);
+    return finish(request, reply, { login: { accountId: personId, amr: ['pwd'] } }, false);
+  });
+
+  app.get<{ Params: Params }>(`${INTERACTION_PATH}/:uid/signup`, async (request, reply) => {
+    const loaded = await load(request, reply);
+    if (!loaded) return reply;
+    const to = urls(loaded.details.uid);
+    return send(
+      reply,
+      200,
+      renderSignupPage({
+        action: to.signup,
+        loginUrl: to.page,
+        csrf: loaded.csrfValue,
+        client: loaded.client,
+        sandbox,
+      }),
+    );
+  });
+
+  app.post<{ Params: Params; Body: Form }>(`${INTERACTION_PATH}/:uid/signup`, async (request, reply) => {
+    const loaded = await load(request, reply);
+    if (!loaded) return reply;
+    const { details, client, csrfValue } = loaded;
+    if (!checkCsrf(request, details.uid, reply)) return reply;
+    const to = urls(details.uid);
+    const email = String(request.body?.email ?? '');
+    const employeeId = String(request.body?.employee_id ?? '');
+    if (config.env === 'production') {
+      return send(
+        reply,
+        403,
+        renderErrorPage('Sign-up unavailable', 'Ask your employer for an invitation to set your password.'),
+      );
+    }
+    const wait = await secondsUntilAllowed(db, [addressKey(request.ip)], now());
+    if (wait > 0) return send(reply.header('Retry-After', String(wait)), 429, renderThrottledPage(wait));
+    const result = await signUp(db, { email, employeeId, password: String(request.body?.password ?? '') });
+    if ('problem' in result) {
+      await recordFailure(db, addressKey(request.ip), threshold * ADDRESS_FACTOR, now());
+      return send(
+        reply,
+        400,
+        renderSignupPage({
+          action: to.signup,
+          loginUrl: to.page,
+          csrf: csrfValue,
+          client,
+          sandbox,
+          email,
+          employeeId,
+          error: result.problem,
+        }),
+      );
+    }
+    return finish(request, reply, { login: { accountId: result.personId, amr: ['pwd'] } }, false);
+  });
+
+  app.post<{ Params: Params; Body: Form }>(`${INTERACTION_PATH}/:uid/consent`, async (request, reply) => {
+    const loaded = await load(request, reply);
+    if (!loaded) return reply;
+    const { details } = loaded;
+    if (!checkCsrf(request, details.uid, reply)) return reply;
+    if (details.prompt.name !== 'consent' || !details.session) {
+      return send(
+        reply,
+        400,
+        renderErrorPage('Not expected', 'This request is not waiting for your consent.'),
+      );
+    }
+    if (request.body?.decision !== 'allow') {
+      return finish(
+        request,
+        reply,
+        { error: 'access_denied', error_description: 'The person denied the request.' },
+        false,
+      );
+    }
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({
+          accountId: details.session.accountId,
+          clientId: String(details.params.client_id),
+        });
+    if (!grant) return send(reply, 400, renderErrorPage('Sign-in expired', 'Start again from the app.'));
+    const missing = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+      grant.addResourceScope(resource, scopes.join(' '));
+    }
+    const grantId = await grant.save();
+    return finish(request, reply, { consent: { grantId } }, true);
+  });
+}

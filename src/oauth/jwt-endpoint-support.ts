@@ -1,0 +1,113 @@
+import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
+import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { publicJwk, type SigningKey } from './signing-keys.ts';
+
+interface Options {
+  config: Config;
+  db: Db;
+  keys: SigningKey[];
+}
+
+type Body = Record<string, unknown>;
+
+/**
+ * Provider middleware for what the published contract adds to the token response (`created_at`, and
+ * `error_code` beside every `error`), and for the JWT access tokens the REST API takes: oidc-provider does not
+ * store JWT access tokens, so its revocation, introspection and userinfo endpoints refuse them. After the
+ * provider has authenticated the client, this answers for our own JWTs: revocation records the token's id for the
+ * API processes, introspection describes it to the client that owns it, userinfo gives its subject.
+ */
+export function jwtEndpointSupport({ config, db, keys }: Options) {
+  const jwks = createLocalJWKSet({ keys: keys.map((key) => publicJwk(key.jwk)) });
+  const verify = async (token: unknown): Promise<JWTPayload | undefined> => {
+    if (typeof token !== 'string') return undefined;
+    try {
+      decodeProtectedHeader(token);
+      const { payload } = await jwtVerify(token, jwks, {
+        issuer: config.auth.publicUrl,
+        typ: 'at+jwt',
+        algorithms: ['RS256'],
+      });
+      return payload;
+    } catch {
+      return undefined;
+    }
+  };
+  const isRevoked = async (payload: JWTPayload) => {
+    const values = [payload.jti, payload.grant_id, payload.client_id].filter(
+      (value): value is string => typeof value === 'string',
+    );
+    const row = await db
+      .selectFrom('oauth_revocations')
+      .select('kind')
+      .where('value', 'in', values)
+      .executeTakeFirst();
+    return row !== undefined;
+  };
+
+  return async function middleware(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+    await next();
+    const route = ctx.oidc?.route;
+    const body = ctx.body as Body | undefined;
+    const unsupportedJwt = ctx.status === 400 && body?.error === 'unsupported_token_type' && ctx.oidc?.client;
+    if (route === 'revocation' && unsupportedJwt) {
+      const payload = await verify(ctx.oidc?.params?.token);
+      if (payload?.client_id === ctx.oidc?.client?.clientId && payload?.jti && payload.exp) {
+        await db
+          .insertInto('oauth_revocations')
+          .values({ kind: 'TOKEN', value: payload.jti, expires_at: new Date(payload.exp * 1000) })
+          .onConflict((conflict) => conflict.columns(['kind', 'value']).doNothing())
+          .execute();
+      }
+      // RFC 7009 §2.2: an unknown or foreign token is answered like a revoked one.
+      ctx.status = 200;
+      ctx.body = '';
+      return;
+    }
+    if (route === 'introspection' && unsupportedJwt) {
+      const payload = await verify(ctx.oidc?.params?.token);
+      const own =
+        payload &&
+        payload.client_id === ctx.oidc?.client?.clientId &&
+        ctx.oidc?.client?.clientAuthMethod !== 'none';
+      ctx.status = 200;
+      ctx.body =
+        own && !(await isRevoked(payload))
+          ? {
+              active: true,
+              token_type: 'Bearer',
+              ...pick(payload, ['scope', 'client_id', 'sub', 'exp', 'iat', 'iss', 'aud', 'jti']),
+            }
+          : { active: false };
+      return;
+    }
+    if (route === 'userinfo' && ctx.status === 401) {
+      const header = ctx.headers.authorization;
+      const token =
+        typeof header === 'string' && /^Bearer /i.test(header) ? header.slice(7).trim() : undefined;
+      const payload = await verify(token);
+      const provider = (ctx as unknown as { oidc: { provider: Provider } }).oidc.provider;
+      const grant =
+        typeof payload?.grant_id === 'string' ? await provider.Grant.find(payload.grant_id) : undefined;
+      if (payload && grant?.getOIDCScope().split(' ').includes('openid') && !(await isRevoked(payload))) {
+        ctx.status = 200;
+        ctx.body = { sub: payload.sub };
+        (ctx as unknown as { remove(name: string): void }).remove('WWW-Authenticate');
+        return;
+      }
+    }
+    if (route === 'token' && ctx.status === 200 && typeof body?.access_token === 'string') {
+      body.created_at = Math.floor(Date.now() / 1000);
+    }
+    if (ctx.status >= 400 && body && typeof body === 'object' && typeof body.error === 'string')
+      body.error_code = body.error;
+  };
+}
+
+function pick(payload: JWTPayload, names: string[]): Body {
+  return Object.fromEntries(
+    names.filter((name) => payload[name] !== undefined).map((name) => [name, payload[name]]),
+  );
+}

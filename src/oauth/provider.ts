@@ -1,0 +1,171 @@
+import { hkdfSync } from 'node:crypto';
+import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { databaseAdapter } from './adapter.ts';
+import { clientSecretMatches } from './clients.ts';
+import { jwtEndpointSupport } from './jwt-endpoint-support.ts';
+import { renderErrorPage, renderLogoutPage, renderLogoutSuccessPage } from './pages/pages.ts';
+import { ALL_SCOPES, CLIENT_SCOPES, OFFLINE_SCOPES, USER_SCOPES } from './scopes.ts';
+import { loadSigningKeys } from './signing-keys.ts';
+
+export const INTERACTION_PATH = '/interaction';
+/** Scopes the REST API understands: they go into access tokens for it. */
+const API_SCOPES = [...Object.keys(USER_SCOPES), ...Object.keys(CLIENT_SCOPES)];
+
+/** The longest a token signed with a key can live, so retired keys stay in the JWKS that long. */
+export function longestSignedTokenLifetimeSeconds(config: Config): number {
+  return config.oauth.accessTokenTtlSeconds;
+}
+
+export interface ProviderDeps {
+  db: Db;
+  now: () => Date;
+}
+
+/**
+ * oidc-provider configured for this server: our storage, our clients and keys, PKCE S256 for every client, JWT
+ * access tokens for the REST API (audience EWA_BASE_URL), refresh tokens only with offline_access and rotated on
+ * every use. The protocol is the library's; this file only chooses its options.
+ */
+export async function createProvider(config: Config, deps: ProviderDeps): Promise<Provider> {
+  const keys = await loadSigningKeys(
+    deps.db,
+    config.masterKey,
+    deps.now(),
+    longestSignedTokenLifetimeSeconds(config),
+  );
+  // Without keys oidc-provider would sign with its public development keys.
+  if (keys.length === 0) throw new Error('no signing key: call ensureSigningKey first');
+  const resource = config.api.publicUrl;
+  const ttl = config.oauth;
+  const provider = new Provider(config.auth.publicUrl, {
+    adapter: databaseAdapter(deps.db, deps.now),
+    clients: [],
+    jwks: { keys: keys.map((key) => key.jwk) },
+    cookies: {
+      keys: [
+        Buffer.from(hkdfSync('sha256', config.masterKey, '', 'ewa oauth cookies', 32)).toString('base64url'),
+      ],
+      long: { httpOnly: true, sameSite: 'lax', secure: config.env === 'production' },
+      short: { httpOnly: true, sameSite: 'lax', secure: config.env === 'production' },
+    },
+    routes: {
+      authorization: '/oauth2/auth',
+      token: '/oauth2/token',
+      revocation: '/oauth2/revoke',
+      introspection: '/oauth2/introspect',
+      userinfo: '/userinfo',
+      jwks: '/.well-known/jwks.json',
+      end_session: '/oauth2/sessions/logout',
+    },
+    responseTypes: ['code'],
+    scopes: Object.keys(ALL_SCOPES),
+    claims: { openid: ['sub'] },
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    clientDefaults: {
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      id_token_signed_response_alg: 'RS256',
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    // Secrets are stored hashed, so nothing may use them as HMAC keys.
+    enabledJWA: {
+      clientAuthSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+      requestObjectSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+      idTokenSigningAlgValues: ['RS256'],
+    },
+    pkce: { required: () => true },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    features: {
+      devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      clientCredentials: { enabled: true },
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx: unknown, client: { clientId: string }, token: { clientId: string }) =>
+          token.clientId === client.clientId,
+      },
+      introspection: {
+        enabled: true,
+        allowedPolicy: async (
+          _ctx: unknown,
+          client: { clientId: string; clientAuthMethod: string },
+          token: { clientId: string },
+        ) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
+      },
+      requestObjects: { enabled: true, requireSignedRequestObject: false },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
+          ctx.type = 'html';
+          ctx.body = renderLogoutPage(form);
+        },
+        postLogoutSuccessSource: async (ctx: KoaContextWithOIDC) => {
+          ctx.type = 'html';
+          ctx.body = renderLogoutSuccessPage();
+        },
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => resource,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, indicator: string, client: { scope?: string }) => {
+          if (indicator !== resource) throw new errors.InvalidTarget();
+          const registered = new Set((client.scope ?? '').split(' '));
+          return {
+            scope: API_SCOPES.filter((scope) => registered.has(scope)).join(' '),
+            audience: resource,
+            accessTokenTTL: ttl.accessTokenTtlSeconds,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+    ttl: {
+      AccessToken: ttl.accessTokenTtlSeconds,
+      ClientCredentials: ttl.accessTokenTtlSeconds,
+      AuthorizationCode: ttl.authorizationCodeTtlSeconds,
+      IdToken: ttl.accessTokenTtlSeconds,
+      RefreshToken: ttl.refreshTokenTtlSeconds,
+      Grant: ttl.refreshTokenTtlSeconds,
+      Session: ttl.sessionTtlSeconds,
+      Interaction: ttl.interactionTtlSeconds,
+    },
+    rotateRefreshToken: true,
+    issueRefreshToken: async (
+      _ctx: unknown,
+      client: { grantTypeAllowed(type: string): boolean },
+      code: { scopes: Set<string> },
+    ) => client.grantTypeAllowed('refresh_token') && OFFLINE_SCOPES.some((scope) => code.scopes.has(scope)),
+    // grant_id lets every API process refuse the access tokens of a revoked grant (see RevocationList).
+    extraTokenClaims: async (_ctx: unknown, token: { grantId?: string }) =>
+      token.grantId ? { grant_id: token.grantId } : undefined,
+    findAccount: async (_ctx: unknown, sub: string) => {
+      const person = await deps.db.selectFrom('people').select('id').where('id', '=', sub).executeTakeFirst();
+      return person ? { accountId: person.id, claims: async () => ({ sub: person.id }) } : undefined;
+    },
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`,
+    },
+    renderError: async (ctx: KoaContextWithOIDC, out: Record<string, string>) => {
+      ctx.type = 'html';
+      ctx.body = renderErrorPage(
+        out.error ?? 'error',
+        out.error_description ?? 'The request could not be completed.',
+      );
+    },
+  });
+  provider.proxy = true;
+  // Secrets are stored as hashes: compare the hash of what the client sent.
+  provider.Client.prototype.compareClientSecret = async function compareClientSecret(
+    this: { clientSecret?: string },
+    actual: string,
+  ) {
+    return clientSecretMatches(actual, this.clientSecret ?? null);
+  };
+  provider.use(jwtEndpointSupport({ config, db: deps.db, keys }));
+  return provider;
+}

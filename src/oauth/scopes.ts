@@ -1,0 +1,44 @@
+/** Every scope this authorization server grants, and what it lets a partner app do, in plain words. */
+export const USER_SCOPES = {
+  'user:read': 'See your jobs, paychecks, accounts, earnings balance and transfers',
+  'user:read_write':
+    'Change your details and default accounts, add or remove bank accounts and cards, and move your earnings',
+} as const;
+
+export const CLIENT_SCOPES = {
+  'client:lookup': 'Find people of linked employers by known identifiers',
+  'client:admin': 'Read organizations, people, jobs and earnings balances of linked employers',
+  'health:read': 'Check that the API is up',
+} as const;
+
+export const OIDC_SCOPES = {
+  openid: 'Confirm who you are',
+  offline_access: 'Stay connected when you are not using the app',
+  offline: 'Stay connected when you are not using the app',
+} as const;
+
+export type UserScope = keyof typeof USER_SCOPES;
+export type ClientScope = keyof typeof CLIENT_SCOPES;
+export type Scope = UserScope | ClientScope | keyof typeof OIDC_SCOPES;
+
+export const ALL_SCOPES = { ...OIDC_SCOPES, ...USER_SCOPES, ...CLIENT_SCOPES } as const;
+
+/** Scopes that ask for a refresh token. */
+export const OFFLINE_SCOPES: readonly string[] = ['offline_access', 'offline'];
+
+export function isScope(value: string): value is Scope {
+  return Object.hasOwn(ALL_SCOPES, value);
+}
+
+/** A public client acts only for a signed-in person: it has no secret, so no client_credentials scopes. */
+export function scopesAllowedFor(isPublic: boolean): Scope[] {
+  const user = [...Object.keys(OIDC_SCOPES), ...Object.keys(USER_SCOPES)] as Scope[];
+  return isPublic ? user : [...user, ...(Object.keys(CLIENT_SCOPES) as Scope[])];
+}
+
+/** Scopes a token carries, with what they imply: user:read_write includes user:read. */
+export function effectiveScopes(scope: string): Set<string> {
+  const scopes = new Set(scope.split(' ').filter(Boolean));
+  if (scopes.has('user:read_write')) scopes.add('user:read');
+  return scopes;
+}

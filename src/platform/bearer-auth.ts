@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError } from '../errors/app-error.ts';
+import type { AccessTokenVerifier, Caller } from './access-tokens.ts';
+import './route-config.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on every route that declares `security`. */
+    caller?: Caller;
+  }
+}
+
+export interface BearerAuthOptions {
+  verifier: AccessTokenVerifier;
+  /** Off only to measure what the check costs (benchmarks). */
+  enabled?: boolean;
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i;
+
+/** The caller, when one requirement of the route is met: its kind of token and all of its scopes. */
+export function satisfies(
+  caller: Caller,
+  requirements: NonNullable<FastifyRequest['routeOptions']['config']['security']>,
+): boolean {
+  return requirements.some(
+    (requirement) =>
+      requirement.kind === caller.kind && requirement.scopes.every((scope) => caller.scopes.has(scope)),
+  );
+}
+
+/**
+ * Every /rest route declares who may call it (user or client token) and with which scopes, as the published
+ * description does; the check runs before validation. No token or a dead one is 401 INVALID_TOKEN; a live token of
+ * the wrong kind or without the scopes is 403 FORBIDDEN.
+ */
+async function bearerAuth(app: FastifyInstance, options: BearerAuthOptions): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/rest/') || route.config?.negotiate === false || route.config?.public) return;
+    if (!route.config?.security || route.config.security.length === 0) {
+      throw new Error(
+        `${route.method} ${route.url} declares no security; add config.security or config.public`,
+      );
+    }
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const requirements = request.routeOptions.config?.security;
+    if (!requirements || options.enabled === false) return;
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? BEARER.exec(header) : null;
+    if (!match) {
+      throw new AppError('INVALID_TOKEN', {
+        detail: 'Send an access token: Authorization: Bearer <token>.',
+        source: { header: 'Authorization' },
+      });
+    }
+    const caller = await options.verifier.verify(match[1]!);
+    if (!caller) {
+      throw new AppError('INVALID_TOKEN', {
+        source: { header: 'Authorization' },
+        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+      });
+    }
+    if (!satisfies(caller, requirements)) {
+      const wanted = requirements.map(
+        (requirement) => `${requirement.kind} token with ${requirement.scopes.join(' ')}`,
+      );
+      throw new AppError('FORBIDDEN', {
+        detail: `This operation needs a ${wanted.join(', or a ')}.`,
+        headers: {
+          'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${requirements.flatMap((r) => r.scopes).join(' ')}"`,
+        },
+      });
+    }
+    request.caller = caller;
+  });
+}
+
+export const bearerAuthPlugin = fp(bearerAuth, {
+  name: 'bearer-auth',
+  fastify: '5.x',
+  dependencies: ['json-api'],
+});

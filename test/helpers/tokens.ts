@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { createClient, type NewClient } from '../../src/oauth/clients.ts';
+import { issueUserToken } from '../../src/oauth/issue-token.ts';
+import type { TestApp } from './build-test-app.ts';
+
+/** A registered confidential client of the test app, with its one-time secret. */
+export async function createTestClient(app: TestApp, overrides: Partial<NewClient> = {}) {
+  const { client, secret } = await createClient(
+    app.database.db,
+    {
+      name: 'Test Partner',
+      isPublic: false,
+      redirectUris: ['https://partner.example/callback'],
+      scopes: [
+        'openid',
+        'offline_access',
+        'user:read',
+        'user:read_write',
+        'client:lookup',
+        'client:admin',
+        'health:read',
+      ],
+      organizationIds: [],
+      ...overrides,
+    },
+    { sandbox: true },
+  );
+  return { clientId: client.clientId, secret: secret ?? '' };
+}
+
+/** A client_credentials access token from the real token endpoint. */
+export async function clientToken(
+  app: TestApp,
+  scopes: string[],
+  client?: { clientId: string; secret: string },
+) {
+  const credentials = client ?? (await createTestClient(app));
+  const response = await app.auth.inject({
+    method: 'POST',
+    url: '/oauth2/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      grant_type: 'client_credentials',
+      scope: scopes.join(' '),
+      client_id: credentials.clientId,
+      client_secret: credentials.secret,
+    }).toString(),
+  });
+  if (response.statusCode !== 200)
+    throw new Error(`token request failed: ${response.statusCode} ${response.body}`);
+  return response.json().access_token as string;
+}
+
+/** A person of the test app's database with an email and no password. */
+export async function createTestPerson(app: TestApp): Promise<string> {
+  const id = randomUUID();
+  await app.database.db
+    .insertInto('people')
+    .values({ id, email: `${id}@people.example`, first_name: 'Test', last_name: 'Person' })
+    .execute();
+  return id;
+}
+
+/** A user access token minted by the provider, as `ewa tokens issue` does. */
+export async function userToken(app: TestApp, personId: string, scopes: string[], clientId?: string) {
+  const client = clientId ?? (await createTestClient(app)).clientId;
+  const response = await issueUserToken(app.config, app.database.db, { personId, clientId: client, scopes });
+  return response.access_token;
+}
