@@ -1,0 +1,100 @@
+/**
+ * Just enough of a browser to walk the sign-in pages over real HTTP: a cookie jar, manual redirects, and form
+ * posts with the hidden fields a page carries. The Chromium tests do the same with a real browser.
+ */
+export class HttpBrowser {
+  readonly #cookies = new Map<string, string>();
+  readonly #origin: string;
+
+  constructor(origin: string) {
+    this.#origin = origin;
+  }
+
+  #store(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const index = pair.indexOf('=');
+      const name = pair.slice(0, index).trim();
+      const value = pair.slice(index + 1).trim();
+      if (/max-age=0|expires=thu, 01 jan 1970/i.test(line) || value === '') this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
+    }
+  }
+
+  #cookieHeader(): string {
+    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
+    const absolute = new URL(url, this.#origin).toString();
+    const response = await fetch(absolute, {
+      method: init.method ?? (init.form ? 'POST' : 'GET'),
+      redirect: 'manual',
+      headers: {
+        cookie: this.#cookieHeader(),
+        accept: 'text/html',
+        ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}),
+    });
+    this.#store(response);
+    return response;
+  }
+
+  /** Follows redirects on this origin; stops at the first page, or at a redirect that leaves the origin. */
+  async follow(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<{ url: string; response: Response; body: string }> {
+    let current = new URL(url, this.#origin).toString();
+    let response = await this.request(current, init);
+    for (let hops = 0; hops < 10 && response.status >= 300 && response.status < 400; hops++) {
+      const next = new URL(response.headers.get('location')!, current).toString();
+      if (new URL(next).origin !== this.#origin) return { url: next, response, body: '' };
+      current = next;
+      response = await this.request(current);
+    }
+    return { url: current, response, body: await response.text() };
+  }
+}
+
+/** The value of a hidden input on a page. */
+export function hiddenField(page: string, name: string): string {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page);
+  if (!match) throw new Error(`no field ${name} on the page`);
+  return match[1]!;
+}
+
+/** The action of the form on a page that carries a field with this name. */
+export function formAction(page: string, index = 0): string {
+  const actions = [...page.matchAll(/<form method="post" action="([^"]+)"/g)].map((match) => match[1]!);
+  if (!actions[index]) throw new Error('no form on the page');
+  return actions[index]!.replace(/&amp;/g, '&');
+}
+
+/**
+ * Walks an authorization request as a person would: sign in (or sign up), then allow or deny. Returns where the
+ * browser was finally sent: the client's redirect URI with a code or an error, or the last page shown.
+ */
+export async function authorize(
+  browser: HttpBrowser,
+  authorizationUrl: string,
+  person: { email: string; password: string; employeeId?: string; decision?: 'allow' | 'deny' },
+): Promise<{ url: string; body: string; status: number }> {
+  let page = await browser.follow(authorizationUrl);
+  if (page.body.includes('name="password"') && page.body.includes('autocomplete="current-password"')) {
+    if (person.employeeId) {
+      const signup = await browser.follow(page.url.replace(/\/?$/, '/signup'));
+      page = await browser.follow(formAction(signup.body), {
+        form: { csrf: hiddenField(signup.body, 'csrf'), email: person.email, employee_id: person.employeeId, password: person.password },
+      });
+    } else {
+      page = await browser.follow(formAction(page.body), {
+        form: { csrf: hiddenField(page.body, 'csrf'), email: person.email, password: person.password },
+      });
+    }
+  }
+  if (page.body.includes('name="decision"')) {
+    page = await browser.follow(formAction(page.body), {
+      form: { csrf: hiddenField(page.body, 'csrf'), decision: person.decision ?? 'allow' },
+    });
+  }
+  return { url: page.url, body: page.body, status: page.response.status };
+}
