@@ -1,3 +1,5 @@
+import { loadConfig } from '../config.ts';
+import { InputError } from '../errors/input-error.ts';
 import { issueUserToken } from '../oauth/issue-token.ts';
 import { type Command, UsageError, writeLine } from './command.ts';
 import { openMigratedDatabase } from './open-database.ts';
@@ -21,7 +23,9 @@ export const tokensIssueCommand: Command = {
     for (const flag of ['person', 'client', 'scopes'] as const) {
       if (typeof flags[flag] !== 'string') throw new UsageError(`--${flag} is required.`);
     }
-    const { config, database } = await openMigratedDatabase(context);
+    const config = loadConfig(context.env);
+    if (config.env !== 'uat') throw new InputError('minting tokens is for the sandbox only (EWA_ENV=uat).');
+    const { database } = await openMigratedDatabase(context, config);
     try {
       const response = await issueUserToken(config, database.db, {
         personId: String(flags.person),

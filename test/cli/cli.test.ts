@@ -1,27 +1,8 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import type { CliContext } from '../../src/cli/command.ts';
 import { runCli } from '../../src/cli/run.ts';
+import { capture } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
-
-function capture(env: Record<string, string | undefined> = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const sink = (lines: string[]) =>
-    new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-  const context: CliContext = {
-    env: { EWA_LOG_LEVEL: 'silent', ...env },
-    stdout: sink(out),
-    stderr: sink(err),
-  };
-  return { context, stdout: () => out.join(''), stderr: () => err.join('') };
-}
 
 test('help: ewa --help lists every command, each command has --help', async () => {
   const main = capture();

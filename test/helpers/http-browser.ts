@@ -25,7 +25,10 @@ export class HttpBrowser {
     return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
 
-  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
+  async request(
+    url: string,
+    init: { method?: string; form?: Record<string, string> } = {},
+  ): Promise<Response> {
     const absolute = new URL(url, this.#origin).toString();
     const response = await fetch(absolute, {
       method: init.method ?? (init.form ? 'POST' : 'GET'),
@@ -42,7 +45,10 @@ export class HttpBrowser {
   }
 
   /** Follows redirects on this origin; stops at the first page, or at a redirect that leaves the origin. */
-  async follow(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<{ url: string; response: Response; body: string }> {
+  async follow(
+    url: string,
+    init: { method?: string; form?: Record<string, string> } = {},
+  ): Promise<{ url: string; response: Response; body: string }> {
     let current = new URL(url, this.#origin).toString();
     let response = await this.request(current, init);
     for (let hops = 0; hops < 10 && response.status >= 300 && response.status < 400; hops++) {
@@ -83,7 +89,12 @@ export async function authorize(
     if (person.employeeId) {
       const signup = await browser.follow(page.url.replace(/\/?$/, '/signup'));
       page = await browser.follow(formAction(signup.body), {
-        form: { csrf: hiddenField(signup.body, 'csrf'), email: person.email, employee_id: person.employeeId, password: person.password },
+        form: {
+          csrf: hiddenField(signup.body, 'csrf'),
+          email: person.email,
+          employee_id: person.employeeId,
+          password: person.password,
+        },
       });
     } else {
       page = await browser.follow(formAction(page.body), {

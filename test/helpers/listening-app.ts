@@ -11,7 +11,10 @@ export interface ListeningApp extends TestApp {
  * The test app on real ports of 127.0.0.1, with its public URLs set to them: for clients that speak HTTP on
  * their own (openid-client, a browser) and check that the issuer is where they found it.
  */
-export async function buildListeningApp(t: TestContext, env: Record<string, string> = {}): Promise<ListeningApp> {
+export async function buildListeningApp(
+  t: TestContext,
+  env: Record<string, string> = {},
+): Promise<ListeningApp> {
   const [authPort, apiPort] = [await freePort(), await freePort()];
   const authUrl = `http://127.0.0.1:${authPort}`;
   const apiUrl = `http://127.0.0.1:${apiPort}`;

@@ -1,3 +1,4 @@
+import { PASSWORD_LENGTH_MIN } from '../../crypto/passwords.ts';
 import { ALL_SCOPES } from '../scopes.ts';
 import { html, raw } from './html.ts';
 import { page } from './layout.ts';
@@ -56,13 +57,14 @@ ${errorBox(options.error)}
 <form method="post" action="${options.action}" novalidate>
 <input type="hidden" name="csrf" value="${options.csrf}">
 <label for="email">Work email</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}" autofocus>
+<input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}"
+  ${options.error ? raw('aria-describedby="form-error"') : ''} autofocus>
 <label for="employee_id">Employee ID</label>
 <input id="employee_id" name="employee_id" autocomplete="off" required value="${options.employeeId ?? ''}" aria-describedby="employee-hint">
 <p class="hint" id="employee-hint">As it appears on your pay stub${options.sandbox ? ' (sandbox: see the demo data in the README)' : ''}.</p>
 <label for="password">New password</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required minlength="10" aria-describedby="password-hint">
-<p class="hint" id="password-hint">At least 10 characters.</p>
+<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_LENGTH_MIN}" aria-describedby="password-hint">
+<p class="hint" id="password-hint">At least ${PASSWORD_LENGTH_MIN} characters.</p>
 <button type="submit">Create password and continue</button>
 </form>
 <p class="links">Already have a password? <a href="${options.loginUrl}">Sign in</a></p>`,

@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runCli } from '../../src/cli/run.ts';
+import { DEMO } from '../../src/seed/demo.ts';
+import { capture, cliDatabaseEnv } from '../helpers/cli.ts';
+
+async function ewa(env: Record<string, string>, ...argv: string[]) {
+  const run = capture(env);
+  const code = await runCli(argv, run.context);
+  return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
+}
+
+test('clients: create, list, show, rotate-secret and delete, secrets shown once and stored hashed', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  assert.equal((await ewa(env, 'seed', '--json')).code, 0);
+  const created = await ewa(
+    env,
+    'clients',
+    'create',
+    '--name',
+    'Acme Payroll App',
+    '--confidential',
+    '--scopes',
+    'client:admin health:read openid user:read',
+    '--redirect-uri',
+    'https://app.acme.example/cb',
+    '--organizations',
+    DEMO.organizations.acme.id,
+    '--logo-uri',
+    'https://app.acme.example/logo.png',
+    '--policy-uri',
+    'https://app.acme.example/privacy',
+    '--json',
+  );
+  assert.equal(created.code, 0, created.stderr);
+  const client = created.json();
+  assert.match(client.client_id, /^ewa_/);
+  assert.ok(client.client_secret.length >= 40);
+  assert.deepEqual(client.organizations, [DEMO.organizations.acme.id]);
+  assert.equal(client.token_endpoint_auth_method, 'client_secret_basic');
+
+  const listed = await ewa(env, 'clients', 'list', '--json');
+  const ids = listed.json().map((entry: { client_id: string }) => entry.client_id);
+  assert.ok(ids.includes(client.client_id) && ids.includes(DEMO.clients.confidential.clientId));
+  assert.ok(!listed.stdout.includes(client.client_secret), 'the secret is never shown again');
+  const shown = await ewa(env, 'clients', 'show', client.client_id);
+  assert.match(shown.stdout, /Acme Payroll App/);
+  assert.match(shown.stdout, /confidential \(client_secret_basic\)/);
+
+  const rotated = await ewa(env, 'clients', 'rotate-secret', client.client_id, '--json');
+  assert.notEqual(rotated.json().client_secret, client.client_secret);
+  const publicClient = await ewa(
+    env,
+    'clients',
+    'create',
+    '--name',
+    'Mobile',
+    '--public',
+    '--scopes',
+    'openid user:read',
+    '--redirect-uri',
+    'com.acme.app:/cb',
+    '--json',
+  );
+  assert.equal(publicClient.json().client_secret, null);
+  assert.equal((await ewa(env, 'clients', 'rotate-secret', publicClient.json().client_id)).code, 2);
+
+  assert.equal((await ewa(env, 'clients', 'delete', client.client_id)).code, 0);
+  assert.equal((await ewa(env, 'clients', 'show', client.client_id)).code, 1);
+});
+
+test('clients create refuses what cannot be used, naming the flag', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  const cases: [string[], RegExp][] = [
+    [
+      ['--name', 'x', '--public', '--scopes', 'client:admin', '--redirect-uri', 'https://a.example/cb'],
+      /"client:admin" is not allowed for a public client/,
+    ],
+    [['--name', 'x', '--confidential', '--scopes', 'user:read'], /--redirect-uri is required/],
+    [
+      ['--name', 'x', '--confidential', '--scopes', 'user:read', '--redirect-uri', 'http://a.example/cb'],
+      /--redirect-uri must use https/,
+    ],
+    [
+      [
+        '--name',
+        'x',
+        '--confidential',
+        '--scopes',
+        'user:read',
+        '--redirect-uri',
+        'https://a.example/cb#frag',
+      ],
+      /must not have a #fragment/,
+    ],
+    [['--name', 'x', '--confidential', '--scopes', 'nope'], /"nope" is not allowed/],
+    [
+      ['--name', 'x', '--confidential', '--public', '--scopes', 'health:read'],
+      /exactly one of --public and --confidential/,
+    ],
+    [
+      ['--name', 'x', '--confidential', '--scopes', 'health:read', '--auth-method', 'private_key_jwt'],
+      /needs the client's public keys/,
+    ],
+    [
+      [
+        '--name',
+        'x',
+        '--confidential',
+        '--scopes',
+        'health:read',
+        '--organizations',
+        '00000000-0000-4000-8000-000000000000',
+      ],
+      /no organization/,
+    ],
+  ];
+  for (const [flags, message] of cases) {
+    const result = await ewa(env, 'clients', 'create', ...flags);
+    assert.equal(result.code, 2, flags.join(' '));
+    assert.match(result.stderr, message);
+  }
+  const family = await ewa(env, 'clients', 'frobnicate');
+  assert.equal(family.code, 2);
+  assert.match(family.stderr, /unknown command "frobnicate".*ewa clients create/);
+});
+
+test('keys rotate adds a key; tokens issue mints a user token in the sandbox only', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  assert.equal((await ewa(env, 'seed')).code, 0);
+  const person = DEMO.people[0].id;
+  const issued = await ewa(
+    env,
+    'tokens',
+    'issue',
+    '--person',
+    person,
+    '--client',
+    DEMO.clients.public.clientId,
+    '--scopes',
+    'user:read user:read_write',
+    '--json',
+  );
+  assert.equal(issued.code, 0, issued.stderr);
+  const response = issued.json();
+  assert.equal(response.token_type, 'Bearer');
+  assert.equal(response.scope, 'user:read user:read_write');
+  const [, payload] = response.access_token.split('.');
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  assert.equal(claims.sub, person);
+  assert.equal(claims.client_id, DEMO.clients.public.clientId);
+  const firstKid = JSON.parse(Buffer.from(response.access_token.split('.')[0], 'base64url').toString()).kid;
+
+  const rotated = await ewa(env, 'keys', 'rotate', '--json');
+  assert.equal(rotated.code, 0);
+  assert.notEqual(rotated.json().kid, firstKid);
+  const after = await ewa(
+    env,
+    'tokens',
+    'issue',
+    '--person',
+    person,
+    '--client',
+    DEMO.clients.public.clientId,
+    '--scopes',
+    'user:read',
+  );
+  const newKid = JSON.parse(Buffer.from(after.stdout.trim().split('.')[0]!, 'base64url').toString()).kid;
+  assert.equal(newKid, rotated.json().kid, 'the new key signs from now on');
+
+  const refused = [
+    [
+      ['--person', person, '--client', DEMO.clients.public.clientId, '--scopes', 'client:admin'],
+      /not a user scope/,
+    ],
+    [
+      [
+        '--person',
+        '00000000-0000-4000-8000-000000000000',
+        '--client',
+        DEMO.clients.public.clientId,
+        '--scopes',
+        'user:read',
+      ],
+      /no person/,
+    ],
+    [['--person', person, '--client', 'nobody', '--scopes', 'user:read'], /no client nobody/],
+  ] as const;
+  for (const [flags, message] of refused) {
+    const result = await ewa(env, 'tokens', 'issue', ...flags);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, message);
+  }
+  const production = await ewa(
+    {
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      EWA_ENV: 'production',
+      EWA_SEED_DEMO: 'false',
+      EWA_MASTER_KEY: Buffer.alloc(32, 3).toString('base64'),
+    },
+    'tokens',
+    'issue',
+    '--person',
+    person,
+    '--client',
+    'x',
+    '--scopes',
+    'user:read',
+  );
+  assert.equal(production.code, 2);
+  assert.match(production.stderr, /sandbox only/);
+});
