@@ -32,7 +32,16 @@ export async function buildTestApp(
   env: Record<string, string> = {},
   extraApiRoutes?: ServerDeps['extraApiRoutes'],
 ): Promise<TestApp> {
-  const database = await testFileDatabase();
+  return buildTestAppOn(t, await testFileDatabase(), env, extraApiRoutes);
+}
+
+/** The same, on a database the test opened itself (to close and reopen it, as a restart does). */
+export async function buildTestAppOn(
+  t: TestContext,
+  database: Database & { env: Record<string, string> },
+  env: Record<string, string> = {},
+  extraApiRoutes?: ServerDeps['extraApiRoutes'],
+): Promise<TestApp> {
   const config = loadConfig({
     EWA_BASE_URL: BASE_URL,
     EWA_LOG_LEVEL: 'info',
