@@ -4,7 +4,7 @@ import { openMigratedDatabase } from './open-database.ts';
 
 export const keysRotateCommand: Command = {
   name: 'keys rotate',
-  summary: 'Make a new token signing key; the old one keeps verifying until its tokens expire',
+  summary: 'Make new token signing keys; the old ones keep verifying until their tokens expire',
   help: [
     'Usage: ewa keys rotate [--json]',
     '',
@@ -16,8 +16,11 @@ export const keysRotateCommand: Command = {
   async run(flags, _positionals, context) {
     const { config, database } = await openMigratedDatabase(context);
     try {
-      const kid = await rotateSigningKey(database.db, config.masterKey, new Date());
-      writeLine(context.stdout, flags.json ? JSON.stringify({ kid }) : `New signing key ${kid} is active.`);
+      const kids = await rotateSigningKey(database.db, config.masterKey, new Date());
+      writeLine(
+        context.stdout,
+        flags.json ? JSON.stringify({ kids }) : `New signing keys ${kids.join(', ')} are active.`,
+      );
       return 0;
     } finally {
       await database.close();

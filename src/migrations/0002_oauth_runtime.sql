@@ -1,7 +1,8 @@
--- What the authorization server needs beyond 0001: one active signing key per purpose, revoked access tokens that
+-- What the authorization server needs beyond 0001: one active signing key per purpose and algorithm, revoked access tokens that
 -- API processes learn about without a per-request query, and sign-in throttling shared by every process.
 
-CREATE UNIQUE INDEX signing_keys_one_active_idx ON signing_keys (purpose) WHERE retired_at IS NULL;
+-- One active key per purpose and algorithm: access tokens are signed ES256 (fast to sign), ID tokens RS256.
+CREATE UNIQUE INDEX signing_keys_one_active_idx ON signing_keys (purpose, alg) WHERE retired_at IS NULL;
 
 -- An access token (by jti), a whole grant (by grant id) or every token of a deleted client that must no longer be
 -- honoured, until it would have expired anyway.

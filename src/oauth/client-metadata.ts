@@ -1,5 +1,6 @@
 import type { OAuthClient } from './clients.ts';
 import { CLIENT_SCOPES } from './scopes.ts';
+import { ID_TOKEN_ALG } from './signing-keys.ts';
 
 /**
  * A registered client as oidc-provider reads it (snake_case client metadata). `client_secret` holds the hash of
@@ -27,7 +28,7 @@ export function clientMetadata(client: OAuthClient, secretHash: string | null): 
     ...(client.tosUri ? { tos_uri: client.tosUri } : {}),
     ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}),
     ...(client.jwks ? { jwks: client.jwks } : {}),
-    id_token_signed_response_alg: 'RS256',
+    id_token_signed_response_alg: ID_TOKEN_ALG,
     ...(client.isPublic
       ? { application_type: client.redirectUris.some((uri) => !uri.startsWith('http')) ? 'native' : 'web' }
       : {}),

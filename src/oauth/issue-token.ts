@@ -4,7 +4,7 @@ import { InputError } from '../errors/input-error.ts';
 import { findClient } from './clients.ts';
 import { createProvider } from './provider.ts';
 import { USER_SCOPES } from './scopes.ts';
-import { ensureSigningKey } from './signing-keys.ts';
+import { ACCESS_TOKEN_ALG, ensureSigningKey } from './signing-keys.ts';
 
 export interface TokenResponse {
   access_token: string;
@@ -55,7 +55,7 @@ export async function issueUserToken(
     scope,
     accessTokenTTL: config.oauth.accessTokenTtlSeconds,
     accessTokenFormat: 'jwt',
-    jwt: { sign: { alg: 'RS256' } },
+    jwt: { sign: { alg: ACCESS_TOKEN_ALG } },
   });
   const token = new provider.AccessToken({
     accountId: person.id,

@@ -2,7 +2,7 @@ import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } 
 import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { publicJwk, type SigningKey } from './signing-keys.ts';
+import { ACCESS_TOKEN_ALG, publicJwk, type SigningKey } from './signing-keys.ts';
 
 interface Options {
   config: Config;
@@ -28,7 +28,7 @@ export function jwtEndpointSupport({ config, db, keys }: Options) {
       const { payload } = await jwtVerify(token, jwks, {
         issuer: config.auth.publicUrl,
         typ: 'at+jwt',
-        algorithms: ['RS256'],
+        algorithms: [ACCESS_TOKEN_ALG],
       });
       return payload;
     } catch {

@@ -7,7 +7,7 @@ import { clientSecretMatches } from './clients.ts';
 import { jwtEndpointSupport } from './jwt-endpoint-support.ts';
 import { renderErrorPage, renderLogoutPage, renderLogoutSuccessPage } from './pages/pages.ts';
 import { ALL_SCOPES, CLIENT_SCOPES, OFFLINE_SCOPES, USER_SCOPES } from './scopes.ts';
-import { loadSigningKeys } from './signing-keys.ts';
+import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, loadSigningKeys } from './signing-keys.ts';
 
 export const INTERACTION_PATH = '/interaction';
 /** Scopes the REST API understands: they go into access tokens for it. */
@@ -66,14 +66,14 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],
-      id_token_signed_response_alg: 'RS256',
+      id_token_signed_response_alg: ID_TOKEN_ALG,
       token_endpoint_auth_method: 'client_secret_basic',
     },
     // Secrets are stored hashed, so nothing may use them as HMAC keys.
     enabledJWA: {
       clientAuthSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
       requestObjectSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
-      idTokenSigningAlgValues: ['RS256'],
+      idTokenSigningAlgValues: [ID_TOKEN_ALG],
     },
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
@@ -119,7 +119,7 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
             audience: resource,
             accessTokenTTL: ttl.accessTokenTtlSeconds,
             accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'RS256' } },
+            jwt: { sign: { alg: ACCESS_TOKEN_ALG } },
           };
         },
       },

@@ -1,7 +1,7 @@
 import { createLocalJWKSet, errors, type JWTPayload, jwtVerify } from 'jose';
 import type { Db } from '../db/database.ts';
 import { effectiveScopes } from '../oauth/scopes.ts';
-import { loadSigningKeys, publicJwk, SIGNING_ALG } from '../oauth/signing-keys.ts';
+import { ACCESS_TOKEN_ALG, loadSigningKeys, publicJwk } from '../oauth/signing-keys.ts';
 import type { RevocationList } from './revocations.ts';
 
 /** Who called: a person through a partner app (user token), or a partner app itself (client token). */
@@ -108,7 +108,7 @@ export class AccessTokenVerifier {
     return jwtVerify(token, this.#jwks!, {
       issuer: this.#options.issuer,
       audience: this.#options.audience,
-      algorithms: [SIGNING_ALG],
+      algorithms: [ACCESS_TOKEN_ALG],
       typ: 'at+jwt',
       currentDate: new Date(this.#now()),
     }).then((result) => result.payload);

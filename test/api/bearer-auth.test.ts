@@ -11,7 +11,9 @@ const call = (app: TestApp, token?: string) =>
 
 /** A token signed with the server's own active key, with claims of the test's choosing. */
 async function forge(app: TestApp, claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
-  const [key] = await loadSigningKeys(app.database.db, app.config.masterKey, new Date(), 3600);
+  const key = (await loadSigningKeys(app.database.db, app.config.masterKey, new Date(), 3600)).find(
+    (k) => k.alg === 'ES256',
+  );
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({
     client_id: 'someone',
@@ -24,8 +26,8 @@ async function forge(app: TestApp, claims: Record<string, unknown>, header: Reco
     jti: 'forged',
     ...claims,
   })
-    .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: key!.kid, ...header })
-    .sign(await importJWK(key!.jwk, 'RS256'));
+    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key!.kid, ...header })
+    .sign(await importJWK(key!.jwk, 'ES256'));
 }
 
 test('no token, a malformed header or a token that is not ours: 401 INVALID_TOKEN with WWW-Authenticate', async (t) => {

@@ -30,7 +30,8 @@ export const PROVOKED_BY: Record<ErrorCode, string> = {
   // Kept because clients of the published description know it; the description gives missing tokens to INVALID_TOKEN.
   UNAUTHORIZED: 'never produced: a missing token is INVALID_TOKEN',
   FORBIDDEN: 'test/api/bearer-auth.test.ts',
-  TOO_MANY_REQUESTS: 'issue 5 (card tokenization rate limits); sign-in backoff is an HTML 429 of the auth server',
+  TOO_MANY_REQUESTS:
+    'issue 5 (card tokenization rate limits); sign-in backoff is an HTML 429 of the auth server',
   RECORD_NOT_FOUND: 'issue 4 (resources)',
   INVALID_RESOURCE_LINK: 'issue 4 (resources)',
   ACTIVE_JOB_REQUIRED: 'issue 4 (PATCH /rest/jobs)',
