@@ -17,6 +17,7 @@ export type Payload = Record<string, unknown> & {
  * learn that access tokens they verify on their own are dead.
  */
 export function databaseAdapter(db: Db, now: () => Date) {
+  const clients = new ClientCache(db);
   return class DatabaseAdapter {
     readonly model: string;
 
@@ -66,10 +67,7 @@ export function databaseAdapter(db: Db, now: () => Date) {
 
     async find(id: string) {
       // Clients are registered out of band in their own table, read fresh so that changes apply at once.
-      if (this.model === 'Client') {
-        const client = await findClient(db, id);
-        return client ? clientMetadata(client, await findClientSecretHash(db, id)) : undefined;
-      }
+      if (this.model === 'Client') return clients.get(id);
       return this.#findWhere('id', id);
     }
 
@@ -109,6 +107,35 @@ export function databaseAdapter(db: Db, now: () => Date) {
       });
     }
   };
+}
+
+const CLIENT_CACHE_MS = 2_000;
+const CLIENT_CACHE_MAX = 10_000;
+
+/**
+ * The provider asks for the client on every request. Reading it from the database each time doubles the cost of
+ * a token, so the metadata is kept for two seconds: a new secret or a deleted client takes effect within that
+ * (a deleted client's tokens are refused through oauth_revocations as well).
+ */
+class ClientCache {
+  readonly #db: Db;
+  readonly #entries = new Map<string, { metadata: Record<string, unknown> | undefined; until: number }>();
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async get(clientId: string): Promise<Record<string, unknown> | undefined> {
+    const cached = this.#entries.get(clientId);
+    if (cached && cached.until > Date.now()) return cached.metadata;
+    const client = await findClient(this.#db, clientId);
+    const metadata = client
+      ? clientMetadata(client, await findClientSecretHash(this.#db, clientId))
+      : undefined;
+    if (this.#entries.size >= CLIENT_CACHE_MAX) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(clientId, { metadata, until: Date.now() + CLIENT_CACHE_MS });
+    return metadata;
+  }
 }
 
 /** Deletes artifacts that expired more than a minute ago, and revocations of tokens that are dead anyway. */
