@@ -9,7 +9,7 @@ import {
   rotateClientSecret,
 } from '../oauth/clients.ts';
 import { type Command, type Flags, UsageError, writeLine } from './command.ts';
-import { openMigratedDatabase } from './open-database.ts';
+import { withMigratedDatabase } from './open-database.ts';
 
 function describe(client: OAuthClient): string {
   return [
@@ -95,16 +95,16 @@ const create: Command = {
     }
     if (flags.public === flags.confidential)
       throw new UsageError('give exactly one of --public and --confidential.');
-    if (typeof flags.name !== 'string') throw new UsageError('--name is required.');
-    if (typeof flags.scopes !== 'string') throw new UsageError('--scopes is required.');
-    const { config, database } = await openMigratedDatabase(context);
-    try {
+    const { name, scopes } = flags;
+    if (typeof name !== 'string') throw new UsageError('--name is required.');
+    if (typeof scopes !== 'string') throw new UsageError('--scopes is required.');
+    return withMigratedDatabase(context, async ({ config, database }) => {
       const { client, secret } = await createClient(
         database.db,
         {
-          name: flags.name,
+          name,
           isPublic: flags.public === true,
-          scopes: flags.scopes.split(/[\s,]+/).filter(Boolean),
+          scopes: scopes.split(/[\s,]+/).filter(Boolean),
           redirectUris: list(flags['redirect-uri']),
           organizationIds: String(flags.organizations ?? '')
             .split(/[\s,]+/)
@@ -128,9 +128,7 @@ const create: Command = {
           );
       }
       return 0;
-    } finally {
-      await database.close();
-    }
+    });
   },
 };
 
@@ -140,8 +138,7 @@ const listCommand: Command = {
   help: 'Usage: ewa clients list [--json]',
   options: { json: { type: 'boolean' } },
   async run(flags, _positionals, context) {
-    const { database } = await openMigratedDatabase(context);
-    try {
+    return withMigratedDatabase(context, async ({ database }) => {
       const clients = await listClients(database.db);
       if (flags.json) writeLine(context.stdout, JSON.stringify(clients.map(toJson)));
       else if (clients.length === 0)
@@ -155,9 +152,7 @@ const listCommand: Command = {
         }
       }
       return 0;
-    } finally {
-      await database.close();
-    }
+    });
   },
 };
 
@@ -169,8 +164,7 @@ const show: Command = {
   allowPositionals: true,
   async run(flags, positionals, context) {
     const clientId = clientIdOf(positionals);
-    const { database } = await openMigratedDatabase(context);
-    try {
+    return withMigratedDatabase(context, async ({ database }) => {
       const client = await findClient(database.db, clientId);
       if (!client) {
         writeLine(context.stderr, `ewa clients show: no client ${clientId}.`);
@@ -178,22 +172,19 @@ const show: Command = {
       }
       writeLine(context.stdout, flags.json ? JSON.stringify(toJson(client)) : describe(client));
       return 0;
-    } finally {
-      await database.close();
-    }
+    });
   },
 };
 
 const rotateSecret: Command = {
   name: 'clients rotate-secret',
-  summary: 'Give a confidential client a new secret (the old one stops working at once)',
+  summary: 'Give a confidential client a new secret (the old one stops working within two seconds)',
   help: 'Usage: ewa clients rotate-secret CLIENT_ID [--json]',
   options: { json: { type: 'boolean' } },
   allowPositionals: true,
   async run(flags, positionals, context) {
     const clientId = clientIdOf(positionals);
-    const { database } = await openMigratedDatabase(context);
-    try {
+    return withMigratedDatabase(context, async ({ database }) => {
       const secret = await rotateClientSecret(database.db, clientId);
       writeLine(
         context.stdout,
@@ -202,9 +193,7 @@ const rotateSecret: Command = {
           : `client_secret  ${secret}`,
       );
       return 0;
-    } finally {
-      await database.close();
-    }
+    });
   },
 };
 
@@ -216,8 +205,7 @@ const remove: Command = {
   allowPositionals: true,
   async run(flags, positionals, context) {
     const clientId = clientIdOf(positionals);
-    const { database } = await openMigratedDatabase(context);
-    try {
+    return withMigratedDatabase(context, async ({ database }) => {
       await deleteClient(database.db, clientId, new Date());
       writeLine(
         context.stdout,
@@ -226,9 +214,7 @@ const remove: Command = {
           : `Deleted ${clientId}; its tokens no longer work.`,
       );
       return 0;
-    } finally {
-      await database.close();
-    }
+    });
   },
 };
 

@@ -1,6 +1,6 @@
 import { rotateSigningKey } from '../oauth/signing-keys.ts';
 import { type Command, writeLine } from './command.ts';
-import { openMigratedDatabase } from './open-database.ts';
+import { withMigratedDatabase } from './open-database.ts';
 
 export const keysRotateCommand: Command = {
   name: 'keys rotate',
@@ -14,16 +14,13 @@ export const keysRotateCommand: Command = {
   ].join('\n'),
   options: { json: { type: 'boolean' } },
   async run(flags, _positionals, context) {
-    const { config, database } = await openMigratedDatabase(context);
-    try {
+    return withMigratedDatabase(context, async ({ config, database }) => {
       const kids = await rotateSigningKey(database.db, config.masterKey, new Date());
       writeLine(
         context.stdout,
         flags.json ? JSON.stringify({ kids }) : `New signing keys ${kids.join(', ')} are active.`,
       );
       return 0;
-    } finally {
-      await database.close();
-    }
+    });
   },
 };

@@ -20,3 +20,17 @@ export async function openMigratedDatabase(
     throw error;
   }
 }
+
+/** Runs `work` on the migrated database and closes it afterwards, whatever happens. */
+export async function withMigratedDatabase<T>(
+  context: CliContext,
+  work: (opened: { config: Config; database: Database }) => Promise<T>,
+  config: Config = loadConfig(context.env),
+): Promise<T> {
+  const { database } = await openMigratedDatabase(context, config);
+  try {
+    return await work({ config, database });
+  } finally {
+    await database.close();
+  }
+}

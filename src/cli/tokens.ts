@@ -2,7 +2,7 @@ import { loadConfig } from '../config.ts';
 import { InputError } from '../errors/input-error.ts';
 import { issueUserToken } from '../oauth/issue-token.ts';
 import { type Command, UsageError, writeLine } from './command.ts';
-import { openMigratedDatabase } from './open-database.ts';
+import { withMigratedDatabase } from './open-database.ts';
 
 export const tokensIssueCommand: Command = {
   name: 'tokens issue',
@@ -25,19 +25,20 @@ export const tokensIssueCommand: Command = {
     }
     const config = loadConfig(context.env);
     if (config.env !== 'uat') throw new InputError('minting tokens is for the sandbox only (EWA_ENV=uat).');
-    const { database } = await openMigratedDatabase(context, config);
-    try {
-      const response = await issueUserToken(config, database.db, {
-        personId: String(flags.person),
-        clientId: String(flags.client),
-        scopes: String(flags.scopes)
-          .split(/[\s,]+/)
-          .filter(Boolean),
-      });
-      writeLine(context.stdout, flags.json ? JSON.stringify(response) : response.access_token);
-      return 0;
-    } finally {
-      await database.close();
-    }
+    return withMigratedDatabase(
+      context,
+      async ({ database }) => {
+        const response = await issueUserToken(config, database.db, {
+          personId: String(flags.person),
+          clientId: String(flags.client),
+          scopes: String(flags.scopes)
+            .split(/[\s,]+/)
+            .filter(Boolean),
+        });
+        writeLine(context.stdout, flags.json ? JSON.stringify(response) : response.access_token);
+        return 0;
+      },
+      config,
+    );
   },
 };

@@ -13,7 +13,7 @@ export const DEMO = {
     northwind: {
       id: '6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0002',
       name: 'Northwind Cafes',
-      products: ['ODP', 'DAILYPAY_CARD'],
+      products: ['ODP'],
     },
   },
   people: [
@@ -165,7 +165,6 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
         last_name: person.last,
         state_of_residence: person.state,
         password_hash: passwordHash,
-        card_product_eligible: org.products.includes('DAILYPAY_CARD' as never),
       })
       .execute();
     await tx

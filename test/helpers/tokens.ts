@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hashPassword } from '../../src/crypto/passwords.ts';
 import { createClient, type NewClient } from '../../src/oauth/clients.ts';
 import { issueUserToken } from '../../src/oauth/issue-token.ts';
 import type { TestApp } from './build-test-app.ts';
@@ -51,12 +52,19 @@ export async function clientToken(
   return response.json().access_token as string;
 }
 
-/** A person of the test app's database with an email and no password. */
-export async function createTestPerson(app: TestApp): Promise<string> {
+/** A person of the test app's database with the email `<id>@people.example`, and a password if given. */
+export async function createTestPerson(app: TestApp, options: { password?: string } = {}): Promise<string> {
   const id = randomUUID();
+  const passwordHash = options.password === undefined ? null : await hashPassword(options.password);
   await app.database.db
     .insertInto('people')
-    .values({ id, email: `${id}@people.example`, first_name: 'Test', last_name: 'Person' })
+    .values({
+      id,
+      email: `${id}@people.example`,
+      first_name: 'Test',
+      last_name: 'Person',
+      password_hash: passwordHash,
+    })
     .execute();
   return id;
 }

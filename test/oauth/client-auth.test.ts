@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
 import * as oidc from 'openid-client';
-import { hashPassword } from '../../src/crypto/passwords.ts';
 import { authorize, HttpBrowser } from '../helpers/http-browser.ts';
 import { buildListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
@@ -70,12 +69,7 @@ test('private_key_jwt: the client proves itself with its key, and a wrong key is
 
 test('a signed request object is verified against the client keys; a foreign signature is refused', async (t) => {
   const app = await buildListeningApp(t);
-  const id = await createTestPerson(app);
-  await app.database.db
-    .updateTable('people')
-    .set({ password_hash: await hashPassword('correct horse battery') })
-    .where('id', '=', id)
-    .execute();
+  const id = await createTestPerson(app, { password: 'correct horse battery' });
   const { privateKey, publicJwk } = await keyPair();
   const client = await createTestClient(app, {
     authMethod: 'private_key_jwt',

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as oidc from 'openid-client';
-import { hashPassword } from '../../src/crypto/passwords.ts';
 import { authorize, HttpBrowser } from '../helpers/http-browser.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
@@ -10,12 +9,7 @@ const REDIRECT = 'https://partner.example/callback';
 const PASSWORD = 'correct horse battery';
 
 async function personWithPassword(app: ListeningApp) {
-  const id = await createTestPerson(app);
-  await app.database.db
-    .updateTable('people')
-    .set({ password_hash: await hashPassword(PASSWORD) })
-    .where('id', '=', id)
-    .execute();
+  const id = await createTestPerson(app, { password: PASSWORD });
   const person = await app.database.db
     .selectFrom('people')
     .select('email')

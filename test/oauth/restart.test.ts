@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { hashPassword } from '../../src/crypto/passwords.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { buildTestAppOn } from '../helpers/build-test-app.ts';
@@ -33,12 +32,7 @@ test('a restart in the middle of a sign-in loses nothing: session, interaction, 
   };
 
   let app = await start();
-  const personId = await createTestPerson(app);
-  await app.database.db
-    .updateTable('people')
-    .set({ password_hash: await hashPassword('correct horse battery') })
-    .where('id', '=', personId)
-    .execute();
+  const personId = await createTestPerson(app, { password: 'correct horse battery' });
   const client = await createTestClient(app, { redirectUris: [REDIRECT] });
   const browser = new HttpBrowser(authUrl);
   const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';

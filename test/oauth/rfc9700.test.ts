@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { hashPassword } from '../../src/crypto/passwords.ts';
 import { authorize, HttpBrowser } from '../helpers/http-browser.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
@@ -19,12 +18,7 @@ interface Setup {
 
 async function setup(t: Parameters<typeof buildListeningApp>[0], clientScopes?: string[]): Promise<Setup> {
   const app = await buildListeningApp(t, { EWA_REVOCATION_POLL_MS: '100' });
-  const id = await createTestPerson(app);
-  await app.database.db
-    .updateTable('people')
-    .set({ password_hash: await hashPassword(PASSWORD) })
-    .where('id', '=', id)
-    .execute();
+  const id = await createTestPerson(app, { password: PASSWORD });
   const client = await createTestClient(app, {
     redirectUris: [REDIRECT],
     ...(clientScopes ? { scopes: clientScopes } : {}),

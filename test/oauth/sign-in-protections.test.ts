@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hashPassword } from '../../src/crypto/passwords.ts';
 import { formAction, HttpBrowser, hiddenField } from '../helpers/http-browser.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
@@ -25,12 +24,7 @@ async function loginPage(app: ListeningApp, browser: HttpBrowser) {
 }
 
 async function personWithPassword(app: ListeningApp) {
-  const id = await createTestPerson(app);
-  await app.database.db
-    .updateTable('people')
-    .set({ password_hash: await hashPassword(PASSWORD) })
-    .where('id', '=', id)
-    .execute();
+  const id = await createTestPerson(app, { password: PASSWORD });
   return `${id}@people.example`;
 }
 
