@@ -13,7 +13,8 @@ CREATE TABLE organizations (
   products   text[] NOT NULL DEFAULT '{ODP}',
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
-  CHECK (products <@ ARRAY['ODP', 'DAILYPAY_CARD', 'FRIDAY']::text[])
+  -- The published description lists two card-program products as well; this server does not offer them.
+  CHECK (products <@ ARRAY['ODP']::text[])
 );
 CREATE INDEX organizations_name_idx ON organizations (name);
 
@@ -60,7 +61,8 @@ CREATE TABLE accounts (
   id                   uuid PRIMARY KEY,
   person_id            uuid NOT NULL REFERENCES people (id),
   account_type         text NOT NULL CHECK (account_type IN ('EARNINGS_BALANCE', 'DEPOSITORY', 'CARD')),
-  subtype              text NOT NULL CHECK (subtype IN ('ODP', 'CHECKING', 'SAVINGS', 'DEBIT', 'DAILYPAY')),
+  -- Card accounts are DEBIT cards; the published description's card-program subtype is not offered here.
+  subtype              text NOT NULL CHECK (subtype IN ('ODP', 'CHECKING', 'SAVINGS', 'DEBIT')),
   name                 text NOT NULL,
   verification_status  text NOT NULL DEFAULT 'VERIFIED'
     CHECK (verification_status IN ('VERIFICATION_PENDING', 'VERIFICATION_FAILED', 'VERIFIED')),
@@ -75,7 +77,7 @@ CREATE TABLE accounts (
   created_at           timestamptz NOT NULL DEFAULT now(),
   CHECK ((account_type = 'EARNINGS_BALANCE') = (subtype = 'ODP')),
   CHECK (account_type <> 'DEPOSITORY' OR subtype IN ('CHECKING', 'SAVINGS')),
-  CHECK (account_type <> 'CARD' OR subtype IN ('DEBIT', 'DAILYPAY'))
+  CHECK (account_type <> 'CARD' OR subtype = 'DEBIT')
 );
 CREATE INDEX accounts_person_idx ON accounts (person_id) WHERE deleted_at IS NULL;
 CREATE INDEX accounts_fingerprint_idx ON accounts (person_id, number_fingerprint) WHERE deleted_at IS NULL;
