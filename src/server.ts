@@ -20,6 +20,7 @@ import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
 import { RevocationList } from './platform/revocations.ts';
 import { healthRoutes } from './resources/health/routes.ts';
+import { organizationRoutes } from './resources/organizations/routes.ts';
 
 export interface ServerDeps {
   database: Database;
@@ -81,6 +82,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(openApiPlugin, { baseUrl: config.api.publicUrl, authUrl: config.auth.publicUrl });
   await api.register(errorsPagePlugin);
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
+  await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });
   if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 
   const auth = Fastify(fastifyOptions(config, deps, 'auth'));

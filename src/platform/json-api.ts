@@ -59,6 +59,14 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     reply.type(mediaType);
   });
 
+  // JSON:API allows no media type parameters but ext and profile: drop the charset Fastify adds when serializing.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.startsWith(JSON_API_MEDIA))
+      reply.header('content-type', JSON_API_MEDIA);
+    return payload;
+  });
+
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request.routeOptions.config?.schemaErrorCodes);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');

@@ -34,7 +34,7 @@ export const PROVOKED_BY: Record<ErrorCode, string> = {
   FORBIDDEN: 'test/api/bearer-auth.test.ts',
   TOO_MANY_REQUESTS:
     'issue 5 (card tokenization rate limits); sign-in backoff is an HTML 429 of the auth server',
-  RECORD_NOT_FOUND: 'issue 4 (resources)',
+  RECORD_NOT_FOUND: 'test/api/organizations.test.ts',
   INVALID_RESOURCE_LINK: 'issue 4 (resources)',
   ACTIVE_JOB_REQUIRED: 'issue 4 (PATCH /rest/jobs)',
   ACCOUNT_TYPE_INVALID: 'issue 4 (POST /rest/accounts)',

@@ -1,0 +1,89 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import type { Db } from '../../db/database.ts';
+import { AppError } from '../../errors/app-error.ts';
+import { errorResponses } from '../../platform/schemas.ts';
+import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from './filter-query.ts';
+import { organizationResource } from './serialize.ts';
+import { findOrganizationForClient, findOrganizationsForClient } from './store.ts';
+
+/** A list of organizations answers at most this many; they are ordered by name. */
+export const ORGANIZATIONS_LIST_MAX = 1_000;
+const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
+
+const OrganizationResource = Type.Object({
+  type: Type.Literal('organizations'),
+  id: Type.String({ format: 'uuid' }),
+  attributes: Type.Object({ name: Type.String(), products: Type.Array(Type.String({ examples: ['ODP'] })) }),
+  links: Type.Object({ self: Type.String({ format: 'uri' }) }),
+});
+
+const security = [{ kind: 'client' as const, scopes: ['client:admin'] }];
+const openApiSecurity = [{ oauth_client_credentials_token: ['client:admin'] }];
+
+export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = async (
+  app,
+  { db, baseUrl },
+) => {
+  app.get(
+    '/rest/organizations',
+    {
+      config: { security },
+      schema: {
+        operationId: 'listOrganizations',
+        tags: ['Organizations'],
+        summary: 'Organizations linked to the calling client',
+        description: `At most ${ORGANIZATIONS_LIST_MAX} organizations, ordered by name.`,
+        security: openApiSecurity,
+        querystring: Type.Object({
+          filter: Type.Optional(
+            Type.String({
+              maxLength: FILTER_QUERY_LENGTH_MAX,
+              description:
+                'Deprecated. name:"Acme" (exact) or name~"Ac" (contains), joined by AND / OR, with parentheses.',
+            }),
+          ),
+        }),
+        response: {
+          200: Type.Object({ data: Type.Array(OrganizationResource) }),
+          ...errorResponses(400, 401, 403, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { filter } = request.query as { filter?: string };
+      const rows = await findOrganizationsForClient(db, request.caller!.clientId, {
+        filter: filter === undefined ? undefined : parseFilterQuery(filter),
+        limit: ORGANIZATIONS_LIST_MAX,
+      });
+      return { data: rows.map((row) => organizationResource(baseUrl, row)) };
+    },
+  );
+
+  app.get(
+    '/rest/organizations/:organization_id',
+    {
+      config: { security },
+      schema: {
+        operationId: 'readOrganization',
+        tags: ['Organizations'],
+        summary: 'One organization linked to the calling client',
+        security: openApiSecurity,
+        params: Type.Object({ organization_id: Type.String({ maxLength: 64 }) }),
+        response: {
+          200: Type.Object({ data: OrganizationResource }),
+          ...errorResponses(400, 401, 403, 404, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { organization_id: id } = request.params as { organization_id: string };
+      const row = UUID.test(id)
+        ? await findOrganizationForClient(db, request.caller!.clientId, id.toLowerCase())
+        : undefined;
+      if (!row)
+        throw new AppError('RECORD_NOT_FOUND', { detail: `No organization ${id} is linked to this client.` });
+      return { data: organizationResource(baseUrl, row) };
+    },
+  );
+};
