@@ -4,6 +4,7 @@ import { importJWK, SignJWT } from 'jose';
 import { deleteClient } from '../../src/oauth/clients.ts';
 import { loadSigningKeys } from '../../src/oauth/signing-keys.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { clientToken, createTestClient, createTestPerson, userToken } from '../helpers/tokens.ts';
 
 const call = (app: TestApp, token?: string) =>
@@ -100,11 +101,11 @@ test('revocations reach the API within one poll: revoked token, deleted client',
     }).toString(),
   });
   assert.equal(revoke.statusCode, 200);
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  await eventually(async () => (await call(app, `Bearer ${first}`)).statusCode === 401);
   assert.equal((await call(app, `Bearer ${first}`)).statusCode, 401, 'the revoked token');
   assert.equal((await call(app, `Bearer ${second}`)).statusCode, 200, 'another token of the same client');
   await deleteClient(app.database.db, client.clientId, new Date());
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  await eventually(async () => (await call(app, `Bearer ${second}`)).statusCode === 401);
   assert.equal((await call(app, `Bearer ${second}`)).statusCode, 401, 'every token of a deleted client');
 });
 

@@ -14,6 +14,7 @@ import { after, before, type TestContext, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { hashPassword } from '../../src/crypto/passwords.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
 
@@ -190,7 +191,7 @@ test('sign up in the browser, allow, then exchange, use, refresh and revoke the 
   assert.deepEqual(await healthWith(app, refreshed.access_token), { status: 403, code: 'FORBIDDEN' });
 
   await oidc.tokenRevocation(rp, refreshed.access_token);
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  await eventually(async () => (await healthWith(app, refreshed.access_token)).status === 401);
   assert.deepEqual(await healthWith(app, refreshed.access_token), { status: 401, code: 'INVALID_TOKEN' });
 });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as oidc from 'openid-client';
+import { eventually } from '../helpers/eventually.ts';
 import { authorize, HttpBrowser } from '../helpers/http-browser.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
@@ -76,7 +77,15 @@ test('authorization code + PKCE with openid-client: sign in, allow, exchange, us
   const refreshed = await oidc.refreshTokenGrant(rp, tokens.refresh_token!);
   assert.notEqual(refreshed.refresh_token, tokens.refresh_token, 'refresh tokens rotate');
   await oidc.tokenRevocation(rp, refreshed.access_token);
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  await eventually(
+    async () =>
+      (
+        await app.api.inject({
+          url: '/rest/health',
+          headers: { authorization: `Bearer ${refreshed.access_token}` },
+        })
+      ).statusCode === 401,
+  );
   const revoked = await app.api.inject({
     url: '/rest/health',
     headers: { authorization: `Bearer ${refreshed.access_token}` },

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
+import { eventually } from '../helpers/eventually.ts';
 import { authorize, HttpBrowser } from '../helpers/http-browser.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
@@ -93,8 +94,6 @@ async function apiStatus(s: Setup, token: string): Promise<number> {
     .statusCode;
 }
 
-const waitForPoll = () => new Promise((resolve) => setTimeout(resolve, 400));
-
 test('redirect_uri must match a registered one exactly: no redirect, an error page', async (t) => {
   const s = await setup(t);
   for (const redirect of [`${REDIRECT}/extra`, 'https://partner.example/CALLBACK', `${REDIRECT}?next=x`]) {
@@ -167,7 +166,7 @@ test('a replayed code fails and revokes what the first exchange issued', async (
     400,
     'invalid_grant',
   );
-  await waitForPoll();
+  await eventually(async () => (await apiStatus(s, first.body.access_token!)) === 401);
   assert.equal(
     await apiStatus(s, first.body.access_token!),
     401,
@@ -195,7 +194,7 @@ test('refresh tokens rotate; a used one revokes the grant, the newest token incl
     400,
     'invalid_grant',
   );
-  await waitForPoll();
+  await eventually(async () => (await apiStatus(s, second.body.access_token!)) === 401);
   assert.equal(await apiStatus(s, second.body.access_token!), 401);
 });
 
