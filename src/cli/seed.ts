@@ -2,7 +2,7 @@ import { loadConfig } from '../config.ts';
 import { demoCredentials, seedDemoDataOnce } from '../seed/demo.ts';
 import { GENERATED_PEOPLE_MAX, seedGeneratedPeople } from '../seed/generated.ts';
 import { type Command, positiveInteger, writeLine } from './command.ts';
-import { openMigratedDatabase } from './open-database.ts';
+import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
 
 export const seedCommand: Command = {
@@ -27,39 +27,40 @@ export const seedCommand: Command = {
       writeLine(context.stderr, 'ewa seed: demo data is for the sandbox; EWA_ENV=production refuses it.');
       return 1;
     }
-    const { database } = await openMigratedDatabase(context, config);
-    try {
-      if (people === undefined) {
-        const seeded = await seedDemoDataOnce(database.db, new Date());
-        if (flags.json)
-          writeLine(context.stdout, JSON.stringify({ demo: seeded ? 'seeded' : 'already-present' }));
-        else
+    return withMigratedDatabase(
+      context,
+      async ({ database }) => {
+        if (people === undefined) {
+          const seeded = await seedDemoDataOnce(database.db, new Date());
+          if (flags.json)
+            writeLine(context.stdout, JSON.stringify({ demo: seeded ? 'seeded' : 'already-present' }));
+          else
+            writeLine(
+              context.stdout,
+              seeded ? `Seeded the demo data.\n${demoCredentials()}` : 'The demo data is already there.',
+            );
+          return 0;
+        }
+        const started = performance.now();
+        const progress = startProgress(context, 'Generating workers', people);
+        const result = await seedGeneratedPeople(database.db, {
+          people,
+          now: new Date(),
+          onProgress: progress.update,
+        });
+        progress.stop();
+        const seconds = Math.round((performance.now() - started) / 100) / 10;
+        if (flags.json) writeLine(context.stdout, JSON.stringify({ ...result, seconds }));
+        else {
           writeLine(
             context.stdout,
-            seeded ? `Seeded the demo data.\n${demoCredentials()}` : 'The demo data is already there.',
+            `Generated ${result.people} workers (${result.paychecks} paychecks, ${result.earnings} shifts) ` +
+              `for organization ${result.organizationId} in ${seconds} s.`,
           );
+        }
         return 0;
-      }
-      const started = performance.now();
-      const progress = startProgress(context, 'Generating workers', people);
-      const result = await seedGeneratedPeople(database.db, {
-        people,
-        now: new Date(),
-        onProgress: progress.update,
-      });
-      progress.stop();
-      const seconds = Math.round((performance.now() - started) / 100) / 10;
-      if (flags.json) writeLine(context.stdout, JSON.stringify({ ...result, seconds }));
-      else {
-        writeLine(
-          context.stdout,
-          `Generated ${result.people} workers (${result.paychecks} paychecks, ${result.earnings} shifts) ` +
-            `for organization ${result.organizationId} in ${seconds} s.`,
-        );
-      }
-      return 0;
-    } finally {
-      await database.close();
-    }
+      },
+      config,
+    );
   },
 };

@@ -66,7 +66,7 @@ export function databaseAdapter(db: Db, now: () => Date) {
     }
 
     async find(id: string) {
-      // Clients are registered out of band in their own table, read fresh so that changes apply at once.
+      // Clients are registered out of band in their own table (see ClientCache for how fresh).
       if (this.model === 'Client') return clients.get(id);
       return this.#findWhere('id', id);
     }
@@ -113,8 +113,8 @@ const CLIENT_CACHE_MS = 2_000;
 const CLIENT_CACHE_MAX = 10_000;
 
 /**
- * The provider asks for the client on every request. Reading it from the database each time doubles the cost of
- * a token, so the metadata is kept for two seconds: a new secret or a deleted client takes effect within that
+ * The provider asks for the client on every request. Reading it from the database each time adds two queries
+ * to every token, so the metadata is kept for two seconds: a new secret or a deleted client takes effect within that
  * (a deleted client's tokens are refused through oauth_revocations as well).
  */
 class ClientCache {

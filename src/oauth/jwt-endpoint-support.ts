@@ -1,4 +1,4 @@
-import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
+import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
@@ -24,7 +24,6 @@ export function jwtEndpointSupport({ config, db, keys }: Options) {
   const verify = async (token: unknown): Promise<JWTPayload | undefined> => {
     if (typeof token !== 'string') return undefined;
     try {
-      decodeProtectedHeader(token);
       const { payload } = await jwtVerify(token, jwks, {
         issuer: config.auth.publicUrl,
         typ: 'at+jwt',

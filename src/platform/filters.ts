@@ -22,6 +22,11 @@ export interface Filter {
 const FILTER_KEY = /^filter\[([^\]]*)\]$/;
 const OPERATOR_SUFFIX = /^(.+?)__(gt|gte|lt)$/;
 const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
+
+/** True for a UUID in any case; ids on the wire are lower case. */
+export function isUuid(text: string): boolean {
+  return UUID.test(text);
+}
 // ISO 8601 with a time and an offset; a bare date is also taken (that day's UTC midnight).
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 const VALUE_LENGTH_MAX = 256;
@@ -77,7 +82,7 @@ function parseValue(key: string, raw: string, type: FilterValueType): string | D
     new AppError('INVALID_FILTER_VALUE', { detail: `${key} must be ${what}.`, source: { parameter: key } });
   if (raw.length === 0 || raw.length > VALUE_LENGTH_MAX) throw fail(`1 to ${VALUE_LENGTH_MAX} characters`);
   if (type === 'uuid') {
-    if (!UUID.test(raw)) throw fail('a UUID');
+    if (!isUuid(raw)) throw fail('a UUID');
     return raw.toLowerCase();
   }
   if (type === 'date-time') {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors/app-error.ts';
+import { isUuid } from '../../platform/filters.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from './filter-query.ts';
 import { organizationResource } from './serialize.ts';
@@ -9,7 +10,6 @@ import { findOrganizationForClient, findOrganizationsForClient } from './store.t
 
 /** A list of organizations answers at most this many; they are ordered by name. */
 export const ORGANIZATIONS_LIST_MAX = 1_000;
-const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 
 const OrganizationResource = Type.Object({
   type: Type.Literal('organizations'),
@@ -78,7 +78,7 @@ export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }>
     },
     async (request) => {
       const { organization_id: id } = request.params as { organization_id: string };
-      const row = UUID.test(id)
+      const row = isUuid(id)
         ? await findOrganizationForClient(db, request.caller!.clientId, id.toLowerCase())
         : undefined;
       if (!row)
