@@ -28,6 +28,18 @@ export interface Config {
   readonly healthDbTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly oauth: OAuthConfig;
+  readonly accounts: AccountsConfig;
+}
+
+/** Rules for the bank accounts and cards people add. */
+export interface AccountsConfig {
+  /**
+   * Bank accounts refused with BANK_ACCOUNT_CREATION_BLOCKED: a routing number alone blocks every account at that
+   * bank; `routing:1234` blocks account numbers that start with 1234 there.
+   */
+  readonly bankAccountBlockList: readonly { routingNumber: string; accountPrefix?: string }[];
+  /** Bank accounts and cards one person may hold at once. */
+  readonly perPersonMax: number;
 }
 
 /** Lifetimes of what the authorization server issues, and how the API checks tokens. */
@@ -108,6 +120,10 @@ export function loadConfig(env: Env = process.env): Config {
       revocationPollMs: read.integer('EWA_REVOCATION_POLL_MS', 2000, 100, 5000),
       tokenCacheMax: read.integer('EWA_TOKEN_CACHE_MAX', 100_000, 100, 10_000_000),
       loginFailuresBeforeBackoff: read.integer('EWA_LOGIN_FAILURES_BEFORE_BACKOFF', 5, 1, 100),
+    },
+    accounts: {
+      bankAccountBlockList: read.bankAccountBlockList('EWA_BANK_ACCOUNT_BLOCK_LIST'),
+      perPersonMax: read.integer('EWA_ACCOUNTS_PER_PERSON_MAX', 20, 1, 1000),
     },
   };
   checkProduction(config);
@@ -195,6 +211,24 @@ class EnvReader {
     if (value === 'true' || value === '1') return true;
     if (value === 'false' || value === '0') return false;
     throw new ConfigError(`${name} must be true or false (got "${value}").`);
+  }
+
+  bankAccountBlockList(name: string): { routingNumber: string; accountPrefix?: string }[] {
+    const value = this.#raw(name);
+    if (value === undefined) return [];
+    return value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean)
+      .map((entry) => {
+        const match = /^(\d{9})(?::(\d{1,17}))?$/.exec(entry);
+        if (!match) {
+          throw new ConfigError(
+            `${name} entries are a 9-digit routing number, optionally with :ACCOUNT_PREFIX (got "${entry}").`,
+          );
+        }
+        return { routingNumber: match[1]!, ...optional('accountPrefix', match[2]) };
+      });
   }
 
   url(name: string, fallback: string): string {

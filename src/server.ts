@@ -19,8 +19,11 @@ import { loggerOptions } from './platform/logger.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
 import { RevocationList } from './platform/revocations.ts';
+import { accountRoutes } from './resources/accounts/routes.ts';
 import { healthRoutes } from './resources/health/routes.ts';
+import { jobRoutes } from './resources/jobs/routes.ts';
 import { organizationRoutes } from './resources/organizations/routes.ts';
+import { peopleRoutes } from './resources/people/routes.ts';
 
 export interface ServerDeps {
   database: Database;
@@ -83,6 +86,9 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(errorsPagePlugin);
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
   await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });
+  await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
+  await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
+  await api.register(accountRoutes, { db, config, now });
   if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 
   const auth = Fastify(fastifyOptions(config, deps, 'auth'));

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { AppError } from '../../src/errors/app-error.ts';
-import { parseFilterQuery } from '../../src/resources/organizations/filter-query.ts';
+import { parseFilterQuery } from '../../src/platform/filter-query.ts';
+import { ORGANIZATION_FILTER_FIELDS } from '../../src/resources/organizations/store.ts';
 import { BASE_URL, buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { assertMatchesReference } from '../helpers/contract.ts';
 import { clientToken, createTestClient, createTestPerson, userToken } from '../helpers/tokens.ts';
@@ -118,12 +119,12 @@ test('the filter parser never throws anything but AppError', () => {
   ];
   for (const input of inputs) {
     try {
-      parseFilterQuery(input);
+      parseFilterQuery(input, ORGANIZATION_FILTER_FIELDS, 'Organizations');
     } catch (error) {
       assert.ok(error instanceof AppError, input);
     }
   }
-  assert.deepEqual(parseFilterQuery('name:"a\\"b"'), {
+  assert.deepEqual(parseFilterQuery('name:"a\\"b"', ORGANIZATION_FILTER_FIELDS, 'Organizations'), {
     kind: 'match',
     field: 'name',
     operator: 'equals',

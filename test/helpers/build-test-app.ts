@@ -1,8 +1,10 @@
 import { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { buildServer, type ServerDeps, type Servers } from '../../src/server.ts';
+import { checkResponseAgainstReference } from './contract.ts';
 import { testFileDatabase } from './test-database.ts';
 
 /** The instant every test app believes it is, unless a test moves it. */
@@ -63,5 +65,28 @@ export async function buildTestAppOn(
     ...(extraApiRoutes ? { extraApiRoutes } : {}),
   });
   t.after(() => Promise.all([servers.api.close(), servers.auth.close(), servers.payments.close()]));
+  checkEveryResponseAgainstReference(servers.api);
   return { ...servers, config, database, logs };
+}
+
+/**
+ * The contract test: every response a test draws from the REST listener through `inject` is validated against the
+ * published description's schema for that operation and status, and the first mismatch fails the test.
+ */
+function checkEveryResponseAgainstReference(api: FastifyInstance): void {
+  const inject = api.inject.bind(api) as (options: InjectOptions | string) => Promise<LightMyRequestResponse>;
+  const checked = async (options: InjectOptions | string) => {
+    const response = await inject(options);
+    const method = typeof options === 'string' ? 'GET' : (options.method ?? 'GET');
+    const url = typeof options === 'string' ? options : String(options.url ?? options.path ?? '/');
+    checkResponseAgainstReference(
+      method,
+      url,
+      response.statusCode,
+      String(response.headers['content-type'] ?? ''),
+      response.body,
+    );
+    return response;
+  };
+  (api as unknown as { inject: typeof checked }).inject = checked;
 }

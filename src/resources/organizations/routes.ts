@@ -2,11 +2,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors/app-error.ts';
+import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from '../../platform/filter-query.ts';
 import { isUuid } from '../../platform/filters.ts';
 import { errorResponses } from '../../platform/schemas.ts';
-import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from './filter-query.ts';
 import { organizationResource } from './serialize.ts';
-import { findOrganizationForClient, findOrganizationsForClient } from './store.ts';
+import {
+  findOrganizationForClient,
+  findOrganizationsForClient,
+  ORGANIZATION_FILTER_FIELDS,
+} from './store.ts';
 
 /** A list of organizations answers at most this many; they are ordered by name. */
 export const ORGANIZATIONS_LIST_MAX = 1_000;
@@ -53,7 +57,10 @@ export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }>
     async (request) => {
       const { filter } = request.query as { filter?: string };
       const rows = await findOrganizationsForClient(db, request.caller!.clientId, {
-        filter: filter === undefined ? undefined : parseFilterQuery(filter),
+        filter:
+          filter === undefined
+            ? undefined
+            : parseFilterQuery(filter, ORGANIZATION_FILTER_FIELDS, 'Organizations'),
         limit: ORGANIZATIONS_LIST_MAX,
       });
       return { data: rows.map((row) => organizationResource(baseUrl, row)) };

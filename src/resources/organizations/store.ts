@@ -1,7 +1,9 @@
-import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { DB } from '../../db/schema.ts';
-import type { FilterExpression } from './filter-query.ts';
+import {
+  type FilterExpression,
+  type FilterQueryFields,
+  filterQuerySql,
+} from '../../platform/filter-query.ts';
 
 export interface OrganizationRow {
   id: string;
@@ -9,21 +11,10 @@ export interface OrganizationRow {
   products: string[];
 }
 
-type OrganizationsBuilder = ExpressionBuilder<DB, 'organizations'>;
-
-function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
-}
-
-function toSql(eb: OrganizationsBuilder, filter: FilterExpression): Expression<SqlBool> {
-  if (filter.kind === 'match') {
-    return filter.operator === 'equals'
-      ? eb('organizations.name', '=', filter.value)
-      : eb('organizations.name', 'ilike', likePattern(filter.value));
-  }
-  const parts = [toSql(eb, filter.left), toSql(eb, filter.right)];
-  return filter.kind === 'and' ? eb.and(parts) : eb.or(parts);
-}
+/** What the deprecated free-form `filter` of the organizations list can name. */
+export const ORGANIZATION_FILTER_FIELDS: FilterQueryFields = {
+  name: { column: 'organizations.name', contains: true },
+};
 
 /** Organizations linked to the client, by name, at most `limit`. */
 export async function findOrganizationsForClient(
@@ -40,7 +31,7 @@ export async function findOrganizationsForClient(
     .orderBy('organizations.id')
     .limit(options.limit);
   const { filter } = options;
-  if (filter) query = query.where((eb) => toSql(eb as unknown as OrganizationsBuilder, filter));
+  if (filter) query = query.where(filterQuerySql(filter, ORGANIZATION_FILTER_FIELDS));
   return query.execute();
 }
 

@@ -1,15 +1,19 @@
-import { AppError } from '../../errors/app-error.ts';
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { AppError } from '../errors/app-error.ts';
 
 /**
- * The deprecated free-form `filter` of GET /rest/organizations: `name:"Acme"` (exact), `name~"Ac"` (contains,
+ * The deprecated free-form `filter` parameter of the list operations: `name:"Acme"` (exact), `name~"Ac"` (contains,
  * any case), joined by AND / OR (AND binds tighter) with parentheses. A small recursive-descent parser: every
- * failure is INVALID_FILTER_QUERY naming the position, an unknown field INVALID_FILTER_FIELD.
+ * failure is INVALID_FILTER_QUERY naming the position, an unknown field INVALID_FILTER_FIELD, `~` on a field that
+ * only matches exactly INVALID_FIELD_OPERATION.
  */
 export type FilterExpression =
-  | { kind: 'match'; field: 'name'; operator: 'equals' | 'contains'; value: string }
+  | { kind: 'match'; field: string; operator: 'equals' | 'contains'; value: string }
   | { kind: 'and' | 'or'; left: FilterExpression; right: FilterExpression };
 
-const FIELDS = ['name'] as const;
+/** The fields one resource can be filtered by: each field's column, and whether it takes `~` (contains). */
+export type FilterQueryFields = Readonly<Record<string, { column: string; contains: boolean }>>;
+
 export const FILTER_QUERY_LENGTH_MAX = 1_000;
 const DEPTH_MAX = 20;
 
@@ -56,11 +60,17 @@ function tokenize(text: string): Token[] {
   return tokens;
 }
 
-export function parseFilterQuery(text: string): FilterExpression {
+export function parseFilterQuery(
+  text: string,
+  fields: FilterQueryFields,
+  resource: string,
+): FilterExpression {
+  const names = Object.keys(fields);
+  const example = `${names[0]}:"…"`;
   if (text.length > FILTER_QUERY_LENGTH_MAX)
     throw fail(`The filter is longer than ${FILTER_QUERY_LENGTH_MAX} characters.`);
   const tokens = tokenize(text);
-  if (tokens.length === 0) throw fail('The filter is empty; write for example name:"Acme" or name~"Ac".');
+  if (tokens.length === 0) throw fail(`The filter is empty; write for example ${example}.`);
   let position = 0;
   const peek = () => tokens[position];
   const where = (token: Token | undefined) => (token ? `at position ${token.at + 1}` : 'at the end');
@@ -101,9 +111,10 @@ export function parseFilterQuery(text: string): FilterExpression {
       throw fail(`Expected a field name ${where(token)}.`);
     }
     position++;
-    if (!(FIELDS as readonly string[]).includes(token.text)) {
+    const field = Object.hasOwn(fields, token.text) ? fields[token.text] : undefined;
+    if (!field) {
       throw new AppError('INVALID_FILTER_FIELD', {
-        detail: `Organizations can be filtered by ${FIELDS.join(', ')} only, not ${token.text}.`,
+        detail: `${resource} can be filtered by ${names.join(', ')} only, not ${token.text}.`,
         source: { parameter: 'filter' },
       });
     }
@@ -114,9 +125,15 @@ export function parseFilterQuery(text: string): FilterExpression {
     const value = peek();
     if (value?.type !== 'string') throw fail(`Expected a "quoted" value ${where(value)}.`);
     position++;
+    if (operator.text === '~' && !field.contains) {
+      throw new AppError('INVALID_FIELD_OPERATION', {
+        detail: `${token.text} matches exactly only: write ${token.text}:"…".`,
+        source: { parameter: 'filter' },
+      });
+    }
     return {
       kind: 'match',
-      field: 'name',
+      field: token.text,
       operator: operator.text === ':' ? 'equals' : 'contains',
       value: value.text,
     };
@@ -125,4 +142,20 @@ export function parseFilterQuery(text: string): FilterExpression {
   const result = expression(0);
   if (position < tokens.length) throw fail(`Expected AND, OR or the end ${where(peek())}.`);
   return result;
+}
+
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/** The parsed filter as an SQL condition over the fields' columns; values are always bound, never spliced. */
+export function filterQuerySql(filter: FilterExpression, fields: FilterQueryFields): RawBuilder<SqlBool> {
+  if (filter.kind === 'match') {
+    const column = sql.ref(fields[filter.field]!.column);
+    return filter.operator === 'equals'
+      ? sql<SqlBool>`${column}::text = ${filter.value}`
+      : sql<SqlBool>`${column}::text ilike ${likePattern(filter.value)}`;
+  }
+  const joiner = filter.kind === 'and' ? sql` and ` : sql` or `;
+  return sql<SqlBool>`(${sql.join([filterQuerySql(filter.left, fields), filterQuerySql(filter.right, fields)], joiner)})`;
 }

@@ -1,0 +1,234 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from '../../platform/filter-query.ts';
+import { type FilterSpec, isUuid, parseFilters } from '../../platform/filters.ts';
+import {
+  LOOKUP_OR_USER_READ,
+  RelationshipBody,
+  ResourceIdParam,
+  USER_WRITE,
+  UuidString,
+} from '../../platform/resource-schemas.ts';
+import { errorResponses } from '../../platform/schemas.ts';
+import { accountResource } from './serialize.ts';
+import { AccountService, type AccountView, accountNotFound } from './service.ts';
+import { ACCOUNT_FILTER_FIELDS } from './store.ts';
+
+/** A list of accounts answers at most this many, oldest first. */
+export const ACCOUNTS_LIST_MAX = 1_000;
+
+const literals = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
+
+const AccountResource = Type.Object({
+  type: Type.Literal('accounts'),
+  id: UuidString,
+  attributes: Type.Object({
+    name: Type.String(),
+    account_type: literals(['EARNINGS_BALANCE', 'DEPOSITORY', 'CARD']),
+    subtype: literals(['ODP', 'CHECKING', 'SAVINGS', 'DEBIT']),
+    verification_status: literals(['VERIFICATION_PENDING', 'VERIFICATION_FAILED', 'VERIFIED']),
+    balances: Type.Object(
+      {
+        available: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+        current: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+        currency: Type.String(),
+      },
+      { description: 'Minor units; null for bank accounts and cards, whose balances are held elsewhere.' },
+    ),
+    capabilities: Type.Object({
+      transfer_destination: Type.Array(
+        Type.Object({
+          schedule: literals(['WITHIN_THIRTY_MINUTES', 'NEXT_BUSINESS_DAY']),
+          fee: Type.Integer({ minimum: 0, description: 'Minor units, deducted from the amount.' }),
+          currency: Type.String(),
+        }),
+        { description: "How money can reach this account, by the employer's fee schedule." },
+      ),
+    }),
+    details: Type.Record(Type.String(), Type.String(), {
+      description:
+        'EARNINGS_BALANCE: {}. DEPOSITORY: first_name, last_name, routing_number and account_number with all but the last four digits shown as X.',
+    }),
+  }),
+  relationships: Type.Object({
+    person: Type.Object({ data: Type.Object({ type: Type.Literal('people'), id: UuidString }) }),
+  }),
+  links: Type.Object({ self: Type.String({ format: 'uri' }) }),
+});
+
+const AccountCreateBody = Type.Object({
+  data: Type.Object({
+    type: Type.Literal('accounts'),
+    attributes: Type.Object({
+      name: Type.String({ minLength: 1, maxLength: 100 }),
+      account_type: Type.String({
+        maxLength: 32,
+        description: 'DEPOSITORY (CARD comes with card tokenization).',
+      }),
+      subtype: Type.String({ maxLength: 32, description: 'CHECKING or SAVINGS for DEPOSITORY.' }),
+      details: Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
+        maxProperties: 20,
+        description:
+          'DEPOSITORY: first_name, last_name, routing_number (9 digits, ABA checksum; the sandbox takes 110000000 only), account_number (4 to 17 digits; 8 to 17 in the sandbox).',
+      }),
+    }),
+    relationships: Type.Object({ person: RelationshipBody('people') }),
+  }),
+});
+
+interface AccountCreateDocument {
+  data: {
+    attributes: { name: string; account_type: string; subtype: string; details: Record<string, unknown> };
+    relationships: { person: { data: { id: string } } };
+  };
+}
+
+const FILTERS: FilterSpec = {
+  'person.id': { type: 'uuid' },
+  account_type: { type: { enum: ['EARNINGS_BALANCE', 'DEPOSITORY', 'CARD'] } },
+  subtype: { type: { enum: ['ODP', 'CHECKING', 'SAVINGS', 'DEBIT'] } },
+};
+
+const Params = ResourceIdParam('account_id');
+
+export const accountRoutes: FastifyPluginAsync<{ db: Db; config: Config; now: () => Date }> = async (
+  app,
+  { db, config, now },
+) => {
+  const accounts = new AccountService(db, config);
+  const baseUrl = config.api.publicUrl;
+  const wire = (view: AccountView) => accountResource(baseUrl, view.row, view.context);
+
+  app.get(
+    '/rest/accounts',
+    {
+      config: { security: LOOKUP_OR_USER_READ.config },
+      schema: {
+        operationId: 'listAccounts',
+        tags: ['Accounts'],
+        summary: "The signed-in person's accounts, or a worker's earnings balances for a client",
+        description: `At most ${ACCOUNTS_LIST_MAX} accounts, oldest first; filters combine with AND. A client token must give filter[person.id] and sees EARNINGS_BALANCE accounts only.`,
+        security: LOOKUP_OR_USER_READ.openApi,
+        querystring: Type.Object({
+          'filter[person.id]': Type.Optional(
+            Type.String({ description: 'A UUID. Required with a client token.' }),
+          ),
+          'filter[account_type]': Type.Optional(
+            Type.String({ description: 'EARNINGS_BALANCE, DEPOSITORY or CARD.' }),
+          ),
+          'filter[subtype]': Type.Optional(Type.String({ description: 'ODP, CHECKING, SAVINGS or DEBIT.' })),
+          filter: Type.Optional(
+            Type.String({
+              maxLength: FILTER_QUERY_LENGTH_MAX,
+              deprecated: true,
+              description: `Deprecated free-form filter over ${Object.keys(ACCOUNT_FILTER_FIELDS).join(', ')}: field:"value" (exact) or name~"value" (contains), AND / OR, parentheses.`,
+            }),
+          ),
+        }),
+        response: {
+          200: Type.Object({ data: Type.Array(AccountResource) }),
+          ...errorResponses(400, 401, 403, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const query = request.query as Record<string, unknown>;
+      const filters = parseFilters(query, FILTERS);
+      const filter =
+        typeof query.filter === 'string'
+          ? parseFilterQuery(query.filter, ACCOUNT_FILTER_FIELDS, 'Accounts')
+          : undefined;
+      const views = await accounts.list(request.caller!, { filters, filter, limit: ACCOUNTS_LIST_MAX });
+      return { data: views.map(wire) };
+    },
+  );
+
+  app.get(
+    '/rest/accounts/:account_id',
+    {
+      config: { security: LOOKUP_OR_USER_READ.config },
+      schema: {
+        operationId: 'readAccount',
+        tags: ['Accounts'],
+        summary: "One of the signed-in person's accounts, or a worker's earnings balance for a client",
+        security: LOOKUP_OR_USER_READ.openApi,
+        params: Params,
+        response: {
+          200: Type.Object({ data: AccountResource }),
+          ...errorResponses(400, 401, 403, 404, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { account_id: id } = request.params as { account_id: string };
+      if (!isUuid(id)) throw accountNotFound(id);
+      return { data: wire(await accounts.read(request.caller!, id.toLowerCase())) };
+    },
+  );
+
+  app.post(
+    '/rest/accounts',
+    {
+      config: {
+        security: USER_WRITE.config,
+        schemaErrorCodes: { missing: 'MISSING_REQUIRED_FIELD', invalid: 'INVALID_FIELDS' },
+      },
+      schema: {
+        operationId: 'createAccount',
+        tags: ['Accounts'],
+        summary: 'Add a bank account for the signed-in person',
+        description:
+          'Answers 200 with the account. Numbers are stored encrypted and shown masked. Codes: ACCOUNT_TYPE_INVALID, ACCOUNT_SUBTYPE_INVALID, ACCOUNT_TYPE_SUBTYPE_MISMATCH, MISSING_REQUIRED_FIELD, INVALID_FIELDS, INVALID_RESOURCE_LINK, BANK_ACCOUNT_CREATION_BLOCKED, DUPLICATE_ACCOUNT.',
+        security: USER_WRITE.openApi,
+        body: AccountCreateBody,
+        response: {
+          200: Type.Object({ data: AccountResource }),
+          ...errorResponses(400, 401, 403, 406, 415, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { data } = request.body as AccountCreateDocument;
+      const view = await accounts.create(
+        request.caller!,
+        {
+          name: data.attributes.name,
+          accountType: data.attributes.account_type,
+          subtype: data.attributes.subtype,
+          details: data.attributes.details,
+          personId: data.relationships.person.data.id,
+        },
+        now(),
+      );
+      return { data: wire(view) };
+    },
+  );
+
+  app.delete(
+    '/rest/accounts/:account_id',
+    {
+      config: { security: USER_WRITE.config },
+      schema: {
+        operationId: 'deleteAccount',
+        tags: ['Accounts'],
+        summary: 'Remove a bank account or card of the signed-in person',
+        description:
+          "Answers 204. EARNINGS_BALANCE accounts cannot be deleted (INVALID_PARAMETERS), nor a job's default account or the destination of a PENDING transfer (INVALID_RESOURCE_STATE). The history stays.",
+        security: USER_WRITE.openApi,
+        params: Params,
+        response: {
+          204: Type.Null({ description: 'Deleted.' }),
+          ...errorResponses(400, 401, 403, 404, 406, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account_id: id } = request.params as { account_id: string };
+      if (!isUuid(id)) throw accountNotFound(id);
+      await accounts.delete(request.caller!, id.toLowerCase(), now());
+      return reply.code(204).send();
+    },
+  );
+};

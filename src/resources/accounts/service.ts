@@ -1,0 +1,274 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import { withTransaction } from '../../db/transaction.ts';
+import { AppError } from '../../errors/app-error.ts';
+import { accountBalancesMinor } from '../../ledger/balances.ts';
+import type { Caller } from '../../platform/access-tokens.ts';
+import type { FilterExpression } from '../../platform/filter-query.ts';
+import type { Filter } from '../../platform/filters.ts';
+import { findVisiblePerson } from '../people/store.ts';
+import { BankAccountSecrets } from './bank-account-secrets.ts';
+import { isAbaRoutingNumber, maskNumber } from './routing-number.ts';
+import type { AccountContext } from './serialize.ts';
+import {
+  type AccountRow,
+  countDestinationAccounts,
+  findFeeSchedules,
+  findJobsDefaultingTo,
+  findPendingTransfersTo,
+  findVisibleAccount,
+  findVisibleAccounts,
+  hasActiveAccountWithFingerprint,
+  insertBankAccount,
+  markAccountDeleted,
+} from './store.ts';
+
+/** The routing number the sandbox accepts, and the only one (API.md, UAT values). */
+export const UAT_ROUTING_NUMBER = '110000000';
+
+export interface AccountView {
+  row: AccountRow;
+  context: AccountContext;
+}
+
+export interface NewAccountRequest {
+  name: string;
+  accountType: string;
+  subtype: string;
+  details: Record<string, unknown>;
+  personId: string;
+}
+
+export function accountNotFound(id: string): AppError {
+  return new AppError('RECORD_NOT_FOUND', { detail: `No account ${id} is visible to this token.` });
+}
+
+export class AccountService {
+  readonly #db: Db;
+  readonly #config: Config;
+  readonly #secrets: BankAccountSecrets;
+
+  constructor(db: Db, config: Config) {
+    this.#db = db;
+    this.#config = config;
+    this.#secrets = new BankAccountSecrets(config.masterKey);
+  }
+
+  async list(
+    caller: Caller,
+    options: { filters: readonly Filter[]; filter?: FilterExpression | undefined; limit: number },
+  ): Promise<AccountView[]> {
+    if (caller.kind === 'client' && !options.filters.some((filter) => filter.field === 'person.id')) {
+      throw new AppError('INVALID_PARAMETERS', {
+        detail:
+          'With a client token, filter[person.id] is required: accounts are listed one person at a time.',
+        source: { parameter: 'filter[person.id]' },
+      });
+    }
+    return this.#withContext(this.#db, await findVisibleAccounts(this.#db, caller, options));
+  }
+
+  async read(caller: Caller, id: string): Promise<AccountView> {
+    const row = await findVisibleAccount(this.#db, caller, id);
+    if (!row) throw accountNotFound(id);
+    return (await this.#withContext(this.#db, [row]))[0]!;
+  }
+
+  /**
+   * Adds a bank account for the signed-in person. Checked in this order: type and subtype, the person, the
+   * details (names, ABA routing number, account number; the sandbox's one routing number in UAT), the block list,
+   * a duplicate of a live account, the per-person limit.
+   */
+  async create(caller: Caller, request: NewAccountRequest, now: Date): Promise<AccountView> {
+    const subtype = checkTypes(request.accountType, request.subtype);
+    if (caller.kind !== 'user' || request.personId.toLowerCase() !== caller.personId) {
+      throw new AppError('INVALID_RESOURCE_LINK', {
+        detail: 'relationships.person must be the signed-in person.',
+        source: { pointer: '/data/relationships/person/data/id' },
+      });
+    }
+    const details = this.#checkBankDetails(request.details);
+    this.#checkNotBlocked(details.routingNumber, details.accountNumber);
+    const fingerprint = this.#secrets.fingerprint(details.routingNumber, details.accountNumber);
+    const row = await withTransaction(this.#db, async (tx) => {
+      // Locking the person serializes this person's account creations, so that the checks below hold at commit.
+      const person = await findVisiblePerson(tx, caller, caller.personId, { forUpdate: true });
+      if (!person)
+        throw new AppError('INVALID_RESOURCE_LINK', {
+          source: { pointer: '/data/relationships/person/data/id' },
+        });
+      if (await hasActiveAccountWithFingerprint(tx, caller.personId, fingerprint)) {
+        throw new AppError('DUPLICATE_ACCOUNT', {
+          detail: 'This person already has a bank account with this routing and account number.',
+        });
+      }
+      const limit = this.#config.accounts.perPersonMax;
+      if ((await countDestinationAccounts(tx, caller.personId)) >= limit) {
+        throw new AppError('INVALID_PARAMETERS', {
+          detail: `A person may hold at most ${limit} bank accounts and cards; delete one first.`,
+          source: { pointer: '/data/relationships/person/data/id' },
+        });
+      }
+      const id = randomUUID();
+      return insertBankAccount(tx, {
+        id,
+        personId: caller.personId,
+        subtype,
+        name: request.name,
+        currency: 'USD',
+        details: {
+          first_name: details.firstName,
+          last_name: details.lastName,
+          routing_number: maskNumber(details.routingNumber),
+          account_number: maskNumber(details.accountNumber),
+        },
+        routingNumber: details.routingNumber,
+        accountNumberSealed: this.#secrets.sealAccountNumber(id, details.accountNumber),
+        fingerprint,
+        now,
+      });
+    });
+    return (await this.#withContext(this.#db, [row]))[0]!;
+  }
+
+  /**
+   * Removes a bank account or card from use. The row stays (deleted_at), so that transfers and ledger entries
+   * that name it keep their history. Refused for an earnings balance, for a job's default account and for the
+   * destination of a transfer still in flight.
+   */
+  async delete(caller: Caller, id: string, now: Date): Promise<void> {
+    await withTransaction(this.#db, async (tx) => {
+      const account = await findVisibleAccount(tx, caller, id, { forUpdate: true });
+      if (!account) throw accountNotFound(id);
+      if (account.account_type === 'EARNINGS_BALANCE') {
+        throw new AppError('INVALID_PARAMETERS', {
+          detail: 'An EARNINGS_BALANCE account belongs to its job and cannot be deleted.',
+          source: { parameter: 'account_id' },
+        });
+      }
+      const jobs = await findJobsDefaultingTo(tx, id);
+      if (jobs.length > 0) {
+        throw new AppError('INVALID_RESOURCE_STATE', {
+          detail: `The account is the default paycheck destination of job ${jobs.join(', ')}; set another default first.`,
+        });
+      }
+      const transfers = await findPendingTransfersTo(tx, id);
+      if (transfers.length > 0) {
+        throw new AppError('INVALID_RESOURCE_STATE', {
+          detail: `Transfer ${transfers.join(', ')} to this account is still PENDING; delete it once it has settled or failed.`,
+        });
+      }
+      await markAccountDeleted(tx, id, now);
+    });
+  }
+
+  #checkBankDetails(details: Record<string, unknown>) {
+    const text = (field: string, pattern: RegExp, what: string) => {
+      const pointer = `/data/attributes/details/${field}`;
+      const value = details[field];
+      if (value === undefined || value === null || value === '') {
+        throw new AppError('MISSING_REQUIRED_FIELD', {
+          detail: `details.${field} is required.`,
+          source: { pointer },
+        });
+      }
+      if (typeof value !== 'string' || !pattern.test(value)) {
+        throw new AppError('INVALID_FIELDS', {
+          detail: `details.${field} must be ${what}.`,
+          source: { pointer },
+        });
+      }
+      return value;
+    };
+    // Letters, marks, spaces and the punctuation of names; no control characters.
+    const name = /^(?=.*\S)[\p{L}\p{M}\p{N} .,'’-]{1,100}$/u;
+    const firstName = text('first_name', name, 'a name of 1 to 100 characters');
+    const lastName = text('last_name', name, 'a name of 1 to 100 characters');
+    const routingNumber = text('routing_number', /^\d{9}$/, 'nine digits');
+    const uat = this.#config.env === 'uat';
+    const accountNumber = uat
+      ? text('account_number', /^\d{8,17}$/, '8 to 17 digits in the sandbox')
+      : text('account_number', /^\d{4,17}$/, '4 to 17 digits');
+    const routingPointer = { pointer: '/data/attributes/details/routing_number' };
+    if (!isAbaRoutingNumber(routingNumber)) {
+      throw new AppError('INVALID_FIELDS', {
+        detail: 'details.routing_number fails the ABA checksum; check it for a typing error.',
+        source: routingPointer,
+      });
+    }
+    if (uat && routingNumber !== UAT_ROUTING_NUMBER) {
+      throw new AppError('INVALID_FIELDS', {
+        detail: `The sandbox accepts only the test routing number ${UAT_ROUTING_NUMBER}.`,
+        source: routingPointer,
+      });
+    }
+    const unknown = Object.keys(details).find(
+      (key) => !['first_name', 'last_name', 'routing_number', 'account_number'].includes(key),
+    );
+    if (unknown !== undefined) {
+      throw new AppError('INVALID_FIELDS', {
+        detail: `details.${unknown} is not a field of a DEPOSITORY account.`,
+        source: { pointer: `/data/attributes/details/${unknown}` },
+      });
+    }
+    return { firstName, lastName, routingNumber, accountNumber };
+  }
+
+  #checkNotBlocked(routingNumber: string, accountNumber: string): void {
+    const blocked = this.#config.accounts.bankAccountBlockList.some(
+      (entry) =>
+        entry.routingNumber === routingNumber &&
+        (entry.accountPrefix === undefined || accountNumber.startsWith(entry.accountPrefix)),
+    );
+    if (blocked) throw new AppError('BANK_ACCOUNT_CREATION_BLOCKED');
+  }
+
+  async #withContext(db: Db, rows: readonly AccountRow[]): Promise<AccountView[]> {
+    const balanceIds = rows.filter((row) => row.account_type === 'EARNINGS_BALANCE').map((row) => row.id);
+    const [balances, schedules] = await Promise.all([
+      accountBalancesMinor(db, balanceIds),
+      findFeeSchedules(db, [...new Set(rows.map((row) => row.person_id))]),
+    ]);
+    return rows.map((row) => ({
+      row,
+      context: { balanceMinor: balances.get(row.id), feeSchedule: schedules.get(row.person_id) },
+    }));
+  }
+}
+
+const TYPES = ['DEPOSITORY', 'CARD'];
+const SUBTYPES: Record<string, readonly string[]> = { DEPOSITORY: ['CHECKING', 'SAVINGS'], CARD: ['DEBIT'] };
+
+/** The type and subtype of a new account, each refused with its own code (the description's order). */
+function checkTypes(accountType: string, subtype: string): 'CHECKING' | 'SAVINGS' {
+  if (!TYPES.includes(accountType)) {
+    throw new AppError('ACCOUNT_TYPE_INVALID', {
+      detail:
+        accountType === 'EARNINGS_BALANCE'
+          ? 'EARNINGS_BALANCE accounts come with a job and cannot be created; add a DEPOSITORY or CARD account.'
+          : `account_type must be DEPOSITORY or CARD (got ${accountType}).`,
+      source: { pointer: '/data/attributes/account_type' },
+    });
+  }
+  if (!Object.values(SUBTYPES).flat().includes(subtype)) {
+    throw new AppError('ACCOUNT_SUBTYPE_INVALID', {
+      detail: `subtype must be CHECKING, SAVINGS or DEBIT (got ${subtype}).`,
+      source: { pointer: '/data/attributes/subtype' },
+    });
+  }
+  if (!SUBTYPES[accountType]!.includes(subtype)) {
+    throw new AppError('ACCOUNT_TYPE_SUBTYPE_MISMATCH', {
+      detail: `A ${accountType} account takes subtype ${SUBTYPES[accountType]!.join(' or ')}, not ${subtype}.`,
+      source: { pointer: '/data/attributes/subtype' },
+    });
+  }
+  if (accountType === 'CARD') {
+    // Card accounts are made from a card token of the tokenization listener, which is the next piece of work.
+    throw new AppError('ACCOUNT_TYPE_INVALID', {
+      detail: 'This server does not take CARD accounts yet; add a DEPOSITORY account.',
+      source: { pointer: '/data/attributes/account_type' },
+    });
+  }
+  return subtype as 'CHECKING' | 'SAVINGS';
+}

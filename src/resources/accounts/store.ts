@@ -1,0 +1,245 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import type { Caller } from '../../platform/access-tokens.ts';
+import type { FilterExpression, FilterQueryFields } from '../../platform/filter-query.ts';
+import { filterQuerySql } from '../../platform/filter-query.ts';
+import type { Filter } from '../../platform/filters.ts';
+import { organizationVisibleTo } from '../people/visibility.ts';
+import type { FeeSchedule } from './capabilities.ts';
+
+export interface AccountRow {
+  id: string;
+  person_id: string;
+  account_type: string;
+  subtype: string;
+  name: string;
+  verification_status: string;
+  currency: string;
+  details: Record<string, string>;
+}
+
+const COLUMNS = [
+  'accounts.id',
+  'accounts.person_id',
+  'accounts.account_type',
+  'accounts.subtype',
+  'accounts.name',
+  'accounts.verification_status',
+  'accounts.currency',
+  sql<Record<string, string>>`accounts.details`.as('details'),
+] as const;
+
+/** The `filter[...]` fields of the accounts list and the deprecated free-form `filter`, with their columns. */
+export const ACCOUNT_FILTER_FIELDS: FilterQueryFields = {
+  'person.id': { column: 'accounts.person_id', contains: false },
+  account_type: { column: 'accounts.account_type', contains: false },
+  subtype: { column: 'accounts.subtype', contains: false },
+  name: { column: 'accounts.name', contains: true },
+};
+
+/**
+ * Live accounts a caller may see. A user: every account of its own person. A client: only the earnings balances
+ * of jobs at organizations linked to it (bank accounts and cards are the person's own business).
+ */
+function accountsVisibleTo(db: Kysely<DB>, caller: Caller) {
+  const query = db.selectFrom('accounts').select(COLUMNS).where('accounts.deleted_at', 'is', null);
+  if (caller.kind === 'user') return query.where('accounts.person_id', '=', caller.personId);
+  return query
+    .where('accounts.account_type', '=', 'EARNINGS_BALANCE')
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('jobs')
+          .select(sql`1`.as('one'))
+          .whereRef('jobs.earnings_balance_account_id', '=', 'accounts.id')
+          .where(organizationVisibleTo(caller, 'jobs.organization_id')),
+      ),
+    );
+}
+
+export async function findVisibleAccounts(
+  db: Kysely<DB>,
+  caller: Caller,
+  options: { filters: readonly Filter[]; filter?: FilterExpression | undefined; limit: number },
+): Promise<AccountRow[]> {
+  let query = accountsVisibleTo(db, caller)
+    .orderBy('accounts.created_at')
+    .orderBy('accounts.id')
+    .limit(options.limit);
+  for (const filter of options.filters) {
+    const match = {
+      kind: 'match',
+      field: filter.field,
+      operator: 'equals',
+      value: String(filter.value),
+    } as const;
+    query = query.where(filterQuerySql(match, ACCOUNT_FILTER_FIELDS));
+  }
+  if (options.filter) query = query.where(filterQuerySql(options.filter, ACCOUNT_FILTER_FIELDS));
+  return query.execute();
+}
+
+export async function findVisibleAccount(
+  db: Kysely<DB>,
+  caller: Caller,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<AccountRow | undefined> {
+  let query = accountsVisibleTo(db, caller).where('accounts.id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/**
+ * A live account of this person, share-locked so that it cannot be deleted while it is being made someone's
+ * default or a transfer's destination in the same transaction.
+ */
+export async function findActiveAccountOfPerson(
+  db: Kysely<DB>,
+  personId: string,
+  id: string,
+): Promise<AccountRow | undefined> {
+  return db
+    .selectFrom('accounts')
+    .select(COLUMNS)
+    .where('accounts.id', '=', id)
+    .where('accounts.person_id', '=', personId)
+    .where('accounts.deleted_at', 'is', null)
+    .forShare()
+    .executeTakeFirst();
+}
+
+/** Bank accounts and cards the person holds now. */
+export async function countDestinationAccounts(db: Kysely<DB>, personId: string): Promise<number> {
+  const row = await db
+    .selectFrom('accounts')
+    .select(sql<number>`count(*)::int`.as('count'))
+    .where('person_id', '=', personId)
+    .where('deleted_at', 'is', null)
+    .where('account_type', 'in', ['DEPOSITORY', 'CARD'])
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function hasActiveAccountWithFingerprint(
+  db: Kysely<DB>,
+  personId: string,
+  fingerprint: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('person_id', '=', personId)
+    .where('number_fingerprint', '=', fingerprint)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export interface NewBankAccount {
+  id: string;
+  personId: string;
+  subtype: 'CHECKING' | 'SAVINGS';
+  name: string;
+  currency: string;
+  details: Record<string, string>;
+  routingNumber: string;
+  accountNumberSealed: Buffer;
+  fingerprint: string;
+  now: Date;
+}
+
+export async function insertBankAccount(db: Kysely<DB>, account: NewBankAccount): Promise<AccountRow> {
+  return db
+    .insertInto('accounts')
+    .values({
+      id: account.id,
+      person_id: account.personId,
+      account_type: 'DEPOSITORY',
+      subtype: account.subtype,
+      name: account.name,
+      verification_status: 'VERIFIED',
+      currency: account.currency,
+      details: JSON.stringify(account.details),
+      routing_number: account.routingNumber,
+      account_number_enc: account.accountNumberSealed,
+      number_fingerprint: account.fingerprint,
+      created_at: account.now,
+    })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+export async function markAccountDeleted(db: Kysely<DB>, id: string, now: Date): Promise<void> {
+  await db.updateTable('accounts').set({ deleted_at: now }).where('id', '=', id).execute();
+}
+
+/** Jobs that pay into this account by default; they keep an account from being deleted. */
+export async function findJobsDefaultingTo(db: Kysely<DB>, accountId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where((eb) =>
+      eb.or([
+        eb('direct_deposit_default_depository_id', '=', accountId),
+        eb('direct_deposit_default_card_id', '=', accountId),
+      ]),
+    )
+    .limit(10)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+export async function findPendingTransfersTo(db: Kysely<DB>, accountId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('transfers')
+    .select('id')
+    .where('destination_account_id', '=', accountId)
+    .where('status', '=', 'PENDING')
+    .limit(10)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Each person's fee schedule: the policy of the employer of their earliest ACTIVATED job. A person with no active
+ * job has none, and so no way to move money yet.
+ */
+export async function findFeeSchedules(
+  db: Kysely<DB>,
+  personIds: readonly string[],
+): Promise<Map<string, FeeSchedule>> {
+  const schedules = new Map<string, FeeSchedule>();
+  if (personIds.length === 0) return schedules;
+  const rows = await db
+    .selectFrom('jobs')
+    .innerJoin('organization_policies as policy', 'policy.organization_id', 'jobs.organization_id')
+    .distinctOn('jobs.person_id')
+    .select([
+      'jobs.person_id',
+      'policy.currency',
+      'policy.fee_card_instant_minor',
+      'policy.fee_card_next_day_minor',
+      'policy.fee_bank_instant_minor',
+      'policy.fee_bank_next_day_minor',
+    ])
+    .where('jobs.person_id', 'in', [...personIds])
+    .where('jobs.activation_status', '=', 'ACTIVATED')
+    .orderBy('jobs.person_id')
+    .orderBy('jobs.created_at')
+    .execute();
+  for (const { person_id: personId, ...schedule } of rows) {
+    schedules.set(personId, {
+      ...schedule,
+      currency: schedule.currency.trim(),
+      fee_card_instant_minor: nullableNumber(schedule.fee_card_instant_minor),
+      fee_card_next_day_minor: nullableNumber(schedule.fee_card_next_day_minor),
+      fee_bank_instant_minor: nullableNumber(schedule.fee_bank_instant_minor),
+      fee_bank_next_day_minor: nullableNumber(schedule.fee_bank_next_day_minor),
+    });
+  }
+  return schedules;
+}
+
+function nullableNumber(value: number | string | null): number | null {
+  return value === null ? null : Number(value);
+}

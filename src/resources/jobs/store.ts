@@ -1,0 +1,117 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import type { Caller } from '../../platform/access-tokens.ts';
+import {
+  type FilterExpression,
+  type FilterQueryFields,
+  filterQuerySql,
+} from '../../platform/filter-query.ts';
+import type { Filter } from '../../platform/filters.ts';
+import { organizationVisibleTo } from '../people/visibility.ts';
+
+export interface JobRow {
+  id: string;
+  person_id: string;
+  organization_id: string;
+  external_primary_identifier: string;
+  external_employee_id: string | null;
+  external_group: string | null;
+  first_name: string;
+  last_name: string;
+  location: string | null;
+  title: string | null;
+  department: string | null;
+  activation_status: string;
+  wage_rate_minor: number;
+  wage_currency: string;
+  wage_frequency: string;
+  direct_deposit_status: string;
+  direct_deposit_default_depository_id: string | null;
+  direct_deposit_default_card_id: string | null;
+}
+
+const COLUMNS = [
+  'jobs.id',
+  'jobs.person_id',
+  'jobs.organization_id',
+  'jobs.external_primary_identifier',
+  'jobs.external_employee_id',
+  'jobs.external_group',
+  'jobs.first_name',
+  'jobs.last_name',
+  'jobs.location',
+  'jobs.title',
+  'jobs.department',
+  'jobs.activation_status',
+  'jobs.wage_rate_minor',
+  'jobs.wage_currency',
+  'jobs.wage_frequency',
+  'jobs.direct_deposit_status',
+  'jobs.direct_deposit_default_depository_id',
+  'jobs.direct_deposit_default_card_id',
+] as const;
+
+/** The `filter[...]` fields of the jobs list and the deprecated free-form `filter`, with their columns. */
+export const JOB_FILTER_FIELDS: FilterQueryFields = {
+  'external_identifiers.primary_identifier': { column: 'jobs.external_primary_identifier', contains: true },
+  'external_identifiers.employee_id': { column: 'jobs.external_employee_id', contains: true },
+  'external_identifiers.group': { column: 'jobs.external_group', contains: true },
+  'person.id': { column: 'jobs.person_id', contains: false },
+  'organization.id': { column: 'jobs.organization_id', contains: false },
+};
+
+/**
+ * A user sees the jobs of its own person; a client the jobs at the organizations linked to it (not a worker's
+ * jobs at other employers, which are another tenant's).
+ */
+function jobsVisibleTo(db: Kysely<DB>, caller: Caller) {
+  const query = db.selectFrom('jobs').select(COLUMNS);
+  return caller.kind === 'user'
+    ? query.where('jobs.person_id', '=', caller.personId)
+    : query.where(organizationVisibleTo(caller, 'jobs.organization_id'));
+}
+
+export async function findVisibleJobs(
+  db: Kysely<DB>,
+  caller: Caller,
+  options: { filters: readonly Filter[]; filter?: FilterExpression | undefined; limit: number },
+): Promise<JobRow[]> {
+  let query = jobsVisibleTo(db, caller).orderBy('jobs.created_at').orderBy('jobs.id').limit(options.limit);
+  for (const filter of options.filters) {
+    query = query.where(
+      filterQuerySql(
+        { kind: 'match', field: filter.field, operator: 'equals', value: String(filter.value) },
+        JOB_FILTER_FIELDS,
+      ),
+    );
+  }
+  if (options.filter) query = query.where(filterQuerySql(options.filter, JOB_FILTER_FIELDS));
+  return query.execute();
+}
+
+export async function findVisibleJob(
+  db: Kysely<DB>,
+  caller: Caller,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<JobRow | undefined> {
+  let query = jobsVisibleTo(db, caller).where('jobs.id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export interface JobChanges {
+  activation_status?: string;
+  direct_deposit_status?: string;
+  direct_deposit_default_depository_id?: string;
+  direct_deposit_default_card_id?: string;
+}
+
+export async function updateJob(db: Kysely<DB>, id: string, changes: JobChanges, now: Date): Promise<JobRow> {
+  return db
+    .updateTable('jobs')
+    .set({ ...changes, updated_at: now })
+    .where('jobs.id', '=', id)
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
