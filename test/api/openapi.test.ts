@@ -1,6 +1,26 @@
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { BASE_URL, buildTestApp } from '../helpers/build-test-app.ts';
+
+interface ReferenceOperation {
+  operationId: string;
+  security: unknown;
+}
+
+function referenceDocument(): { paths: Record<string, Record<string, ReferenceOperation>> } | undefined {
+  const file = join(
+    import.meta.dirname,
+    '..',
+    '..',
+    '..',
+    'shared',
+    'reference',
+    'ewa-rest-openapi-3.0.0-beta.117.json',
+  );
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
 
 test('the OpenAPI document is generated from the routes and served as JSON', async (t) => {
   const { api } = await buildTestApp(t);
@@ -33,4 +53,39 @@ test('the reference page and its assets are served locally, with no CDN', async 
   const initializer = await api.inject({ url: '/rest/docs/static/swagger-initializer.js' });
   assert.equal(initializer.statusCode, 200);
   assert.match(initializer.body, /\/rest\/openapi\.json/);
+});
+
+test('every operation served has the path, method, operationId and security of the published description', async (t) => {
+  const reference = referenceDocument();
+  if (!reference) {
+    t.skip('../shared is not beside this checkout');
+    return;
+  }
+  const { api } = await buildTestApp(t);
+  const document = (await api.inject({ url: '/rest/openapi.json' })).json();
+  const served = ['/rest/health', '/rest/organizations', '/rest/people', '/rest/jobs', '/rest/accounts'];
+  let compared = 0;
+  for (const [path, item] of Object.entries(reference.paths)) {
+    if (!served.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) continue;
+    for (const [method, operation] of Object.entries(item)) {
+      if (method === 'parameters') continue;
+      const ours = document.paths[path]?.[method];
+      assert.ok(ours, `${method.toUpperCase()} ${path} is missing from our document`);
+      assert.equal(ours.operationId, operation.operationId, `${method} ${path}`);
+      assert.deepEqual(ours.security, operation.security, `${method} ${path} security`);
+      compared++;
+    }
+  }
+  assert.equal(
+    compared,
+    12,
+    'health, two organizations, two people, three jobs and four accounts operations',
+  );
+  for (const [path, name] of [
+    ['/rest/organizations', 'organizations'],
+    ['/rest/jobs', 'jobs'],
+    ['/rest/accounts', 'accounts'],
+  ]) {
+    assert.match(document.paths[path].get.description, /At most 1000 /, `the bound of the ${name} list`);
+  }
 });
