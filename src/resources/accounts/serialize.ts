@@ -23,8 +23,19 @@ export function accountResource(baseUrl: string, row: AccountRow, context: Accou
       verification_status: row.verification_status,
       balances: { available: balance, current: balance, currency },
       capabilities: { transfer_destination: transferDestinations(row.account_type, context.feeSchedule) },
-      details: row.details,
+      details: orderedDetails(row.details),
     },
     { person: relationship('people', row.person_id) },
+  );
+}
+
+/** The order the description lists detail fields in; the database keeps JSON keys in an order of its own. */
+const DETAIL_ORDER = ['first_name', 'last_name', 'routing_number', 'account_number', 'last_four', 'issuer'];
+
+function orderedDetails(details: Record<string, string>): Record<string, string> {
+  const rank = (key: string) =>
+    DETAIL_ORDER.includes(key) ? DETAIL_ORDER.indexOf(key) : DETAIL_ORDER.length;
+  return Object.fromEntries(
+    Object.entries(details).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)),
   );
 }
