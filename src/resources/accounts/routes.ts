@@ -2,8 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from '../../platform/filter-query.ts';
-import { type FilterSpec, isUuid, parseFilters } from '../../platform/filters.ts';
+import { type FilterSpec, isUuid } from '../../platform/filters.ts';
+import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
   LOOKUP_OR_USER_READ,
   RelationshipBody,
@@ -111,22 +111,7 @@ export const accountRoutes: FastifyPluginAsync<{ db: Db; config: Config; now: ()
         summary: "The signed-in person's accounts, or a worker's earnings balances for a client",
         description: `At most ${ACCOUNTS_LIST_MAX} accounts, oldest first; filters combine with AND. A client token must give filter[person.id] and sees EARNINGS_BALANCE accounts only.`,
         security: LOOKUP_OR_USER_READ.openApi,
-        querystring: Type.Object({
-          'filter[person.id]': Type.Optional(
-            Type.String({ description: 'A UUID. Required with a client token.' }),
-          ),
-          'filter[account_type]': Type.Optional(
-            Type.String({ description: 'EARNINGS_BALANCE, DEPOSITORY or CARD.' }),
-          ),
-          'filter[subtype]': Type.Optional(Type.String({ description: 'ODP, CHECKING, SAVINGS or DEBIT.' })),
-          filter: Type.Optional(
-            Type.String({
-              maxLength: FILTER_QUERY_LENGTH_MAX,
-              deprecated: true,
-              description: `Deprecated free-form filter over ${Object.keys(ACCOUNT_FILTER_FIELDS).join(', ')}: field:"value" (exact) or name~"value" (contains), AND / OR, parentheses.`,
-            }),
-          ),
-        }),
+        querystring: listQuerySchema('Accounts', FILTERS, ACCOUNT_FILTER_FIELDS),
         response: {
           200: Type.Object({ data: Type.Array(AccountResource) }),
           ...errorResponses(400, 401, 403, 406, 500),
@@ -134,13 +119,13 @@ export const accountRoutes: FastifyPluginAsync<{ db: Db; config: Config; now: ()
       },
     },
     async (request) => {
-      const query = request.query as Record<string, unknown>;
-      const filters = parseFilters(query, FILTERS);
-      const filter =
-        typeof query.filter === 'string'
-          ? parseFilterQuery(query.filter, ACCOUNT_FILTER_FIELDS, 'Accounts')
-          : undefined;
-      const views = await accounts.list(request.caller!, { filters, filter, limit: ACCOUNTS_LIST_MAX });
+      const query = readListQuery(
+        request.query as Record<string, unknown>,
+        'Accounts',
+        FILTERS,
+        ACCOUNT_FILTER_FIELDS,
+      );
+      const views = await accounts.list(request.caller!, { query, limit: ACCOUNTS_LIST_MAX });
       return { data: views.map(wire) };
     },
   );

@@ -5,8 +5,7 @@ import { withTransaction } from '../../db/transaction.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { accountBalancesMinor } from '../../ledger/balances.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
-import type { FilterExpression } from '../../platform/filter-query.ts';
-import type { Filter } from '../../platform/filters.ts';
+import type { ListQuery } from '../../platform/list-query.ts';
 import { findVisiblePerson } from '../people/store.ts';
 import { BankAccountSecrets } from './bank-account-secrets.ts';
 import { isAbaRoutingNumber, maskNumber } from './routing-number.ts';
@@ -55,11 +54,8 @@ export class AccountService {
     this.#secrets = new BankAccountSecrets(config.masterKey);
   }
 
-  async list(
-    caller: Caller,
-    options: { filters: readonly Filter[]; filter?: FilterExpression | undefined; limit: number },
-  ): Promise<AccountView[]> {
-    if (caller.kind === 'client' && !options.filters.some((filter) => filter.field === 'person.id')) {
+  async list(caller: Caller, options: { query: ListQuery; limit: number }): Promise<AccountView[]> {
+    if (caller.kind === 'client' && !options.query.filters.some((filter) => filter.field === 'person.id')) {
       throw new AppError('INVALID_PARAMETERS', {
         detail:
           'With a client token, filter[person.id] is required: accounts are listed one person at a time.',

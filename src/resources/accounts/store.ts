@@ -1,9 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
-import type { FilterExpression, FilterQueryFields } from '../../platform/filter-query.ts';
-import { filterQuerySql } from '../../platform/filter-query.ts';
-import type { Filter } from '../../platform/filters.ts';
+import type { FilterQueryFields } from '../../platform/filter-query.ts';
+import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { organizationVisibleTo } from '../people/visibility.ts';
 import type { FeeSchedule } from './capabilities.ts';
 
@@ -59,22 +58,13 @@ function accountsVisibleTo(db: Kysely<DB>, caller: Caller) {
 export async function findVisibleAccounts(
   db: Kysely<DB>,
   caller: Caller,
-  options: { filters: readonly Filter[]; filter?: FilterExpression | undefined; limit: number },
+  options: { query: ListQuery; limit: number },
 ): Promise<AccountRow[]> {
   let query = accountsVisibleTo(db, caller)
     .orderBy('accounts.created_at')
     .orderBy('accounts.id')
     .limit(options.limit);
-  for (const filter of options.filters) {
-    const match = {
-      kind: 'match',
-      field: filter.field,
-      operator: 'equals',
-      value: String(filter.value),
-    } as const;
-    query = query.where(filterQuerySql(match, ACCOUNT_FILTER_FIELDS));
-  }
-  if (options.filter) query = query.where(filterQuerySql(options.filter, ACCOUNT_FILTER_FIELDS));
+  query = query.where(listQuerySql(options.query, ACCOUNT_FILTER_FIELDS));
   return query.execute();
 }
 

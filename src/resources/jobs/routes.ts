@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
-import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from '../../platform/filter-query.ts';
-import { type FilterSpec, isUuid, parseFilters } from '../../platform/filters.ts';
+import { type FilterSpec, isUuid } from '../../platform/filters.ts';
+import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
   bodyIdMustMatch,
   LOOKUP_OR_USER_READ,
@@ -129,23 +129,7 @@ export const jobRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () =>
         summary: "The signed-in person's jobs, or the jobs at organizations linked to the client",
         description: `At most ${JOBS_LIST_MAX} jobs, oldest first. Filters combine with AND.`,
         security: LOOKUP_OR_USER_READ.openApi,
-        querystring: Type.Object({
-          ...Object.fromEntries(
-            Object.entries(FILTERS).map(([field, spec]) => [
-              `filter[${field}]`,
-              Type.Optional(
-                Type.String({ description: spec.type === 'uuid' ? 'A UUID; exact.' : 'Exact match.' }),
-              ),
-            ]),
-          ),
-          filter: Type.Optional(
-            Type.String({
-              maxLength: FILTER_QUERY_LENGTH_MAX,
-              deprecated: true,
-              description: `Deprecated free-form filter over ${Object.keys(JOB_FILTER_FIELDS).join(', ')}: field:"value" (exact) or field~"value" (contains, identifiers only), AND / OR, parentheses.`,
-            }),
-          ),
-        }),
+        querystring: listQuerySchema('Jobs', FILTERS, JOB_FILTER_FIELDS),
         response: {
           200: Type.Object({ data: Type.Array(JobResource) }),
           ...errorResponses(400, 401, 403, 406, 500),
@@ -153,13 +137,13 @@ export const jobRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () =>
       },
     },
     async (request) => {
-      const query = request.query as Record<string, unknown>;
-      const filters = parseFilters(query, FILTERS);
-      const filter =
-        typeof query.filter === 'string'
-          ? parseFilterQuery(query.filter, JOB_FILTER_FIELDS, 'Jobs')
-          : undefined;
-      const rows = await findVisibleJobs(db, request.caller!, { filters, filter, limit: JOBS_LIST_MAX });
+      const query = readListQuery(
+        request.query as Record<string, unknown>,
+        'Jobs',
+        FILTERS,
+        JOB_FILTER_FIELDS,
+      );
+      const rows = await findVisibleJobs(db, request.caller!, { query, limit: JOBS_LIST_MAX });
       return { data: rows.map((row) => jobResource(baseUrl, row)) };
     },
   );

@@ -1,12 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
-import {
-  type FilterExpression,
-  type FilterQueryFields,
-  filterQuerySql,
-} from '../../platform/filter-query.ts';
-import type { Filter } from '../../platform/filters.ts';
+import type { FilterQueryFields } from '../../platform/filter-query.ts';
+import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { organizationVisibleTo } from '../people/visibility.ts';
 
 export interface JobRow {
@@ -74,18 +70,10 @@ function jobsVisibleTo(db: Kysely<DB>, caller: Caller) {
 export async function findVisibleJobs(
   db: Kysely<DB>,
   caller: Caller,
-  options: { filters: readonly Filter[]; filter?: FilterExpression | undefined; limit: number },
+  options: { query: ListQuery; limit: number },
 ): Promise<JobRow[]> {
   let query = jobsVisibleTo(db, caller).orderBy('jobs.created_at').orderBy('jobs.id').limit(options.limit);
-  for (const filter of options.filters) {
-    query = query.where(
-      filterQuerySql(
-        { kind: 'match', field: filter.field, operator: 'equals', value: String(filter.value) },
-        JOB_FILTER_FIELDS,
-      ),
-    );
-  }
-  if (options.filter) query = query.where(filterQuerySql(options.filter, JOB_FILTER_FIELDS));
+  query = query.where(listQuerySql(options.query, JOB_FILTER_FIELDS));
   return query.execute();
 }
 

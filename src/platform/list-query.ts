@@ -1,0 +1,72 @@
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { Type } from 'typebox';
+import {
+  FILTER_QUERY_LENGTH_MAX,
+  type FilterExpression,
+  type FilterQueryFields,
+  filterQuerySql,
+  parseFilterQuery,
+} from './filter-query.ts';
+import { type Filter, type FilterSpec, parseFilters } from './filters.ts';
+
+/**
+ * The query of a list operation: `filter[field]` parameters, and the deprecated free-form `filter` over the same
+ * fields. One description drives the OpenAPI parameters, the parsing and the SQL.
+ */
+export interface ListQuery {
+  filters: Filter[];
+  filter?: FilterExpression | undefined;
+}
+
+export function listQuerySchema(resource: string, spec: FilterSpec, fields: FilterQueryFields) {
+  const parameters = Object.fromEntries(
+    Object.entries(spec).map(([field, fieldSpec]) => [
+      `filter[${field}]`,
+      Type.Optional(
+        Type.String({
+          description:
+            typeof fieldSpec.type === 'object'
+              ? `One of ${fieldSpec.type.enum.join(', ')}.`
+              : fieldSpec.type === 'uuid'
+                ? 'A UUID.'
+                : 'Exact match.',
+        }),
+      ),
+    ]),
+  );
+  const contains = Object.keys(fields).filter((field) => fields[field]!.contains);
+  return Type.Object({
+    ...parameters,
+    filter: Type.Optional(
+      Type.String({
+        maxLength: FILTER_QUERY_LENGTH_MAX,
+        deprecated: true,
+        description: `Deprecated free-form filter of ${resource} over ${Object.keys(fields).join(', ')}: field:"value" matches exactly, field~"value" contains (${contains.join(', ') || 'no field'}); AND binds tighter than OR; parentheses group.`,
+      }),
+    ),
+  });
+}
+
+export function readListQuery(
+  query: Readonly<Record<string, unknown>>,
+  resource: string,
+  spec: FilterSpec,
+  fields: FilterQueryFields,
+): ListQuery {
+  const filters = parseFilters(query, spec);
+  const filter =
+    typeof query.filter === 'string' ? parseFilterQuery(query.filter, fields, resource) : undefined;
+  return { filters, filter };
+}
+
+/** Every filter of the query as one SQL condition (AND of all of them); `true` when there are none. */
+export function listQuerySql(query: ListQuery, fields: FilterQueryFields): RawBuilder<SqlBool> {
+  const conditions = query.filters.map((filter) =>
+    filterQuerySql(
+      { kind: 'match', field: filter.field, operator: 'equals', value: String(filter.value) },
+      fields,
+    ),
+  );
+  if (query.filter) conditions.push(filterQuerySql(query.filter, fields));
+  return conditions.length === 0 ? sql<SqlBool>`true` : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
+}
