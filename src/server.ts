@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
+import { adminRoutes } from './admin/routes.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { authApp } from './oauth/auth-app.ts';
@@ -86,6 +87,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(errorsPagePlugin);
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
   await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });
+  await api.register(adminRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(accountRoutes, { db, config, now });

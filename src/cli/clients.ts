@@ -61,6 +61,8 @@ const create: Command = {
     '',
     'Scopes: openid offline_access user:read user:read_write (people sign in), and for confidential clients',
     'client:lookup client:admin health:read (client_credentials). A client token sees only --organizations.',
+    'admin:operator (client_credentials) opens the operator API (/admin) on every organization: give it only to',
+    "the operator's own client.",
     'The secret is printed once; only its hash is stored (ewa clients rotate-secret makes a new one).',
     '--auth-method: client_secret_basic (default; client_secret_post works too), client_secret_post, or',
     'private_key_jwt (with --jwks-uri or --jwks, whose keys also verify signed request objects).',

@@ -1,11 +1,15 @@
 import { ConfigError } from '../config.ts';
 import { DataDirBusyError } from '../db/data-dir-lock.ts';
 import { MigrationError } from '../db/migrate.ts';
+import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
 import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
+import { jobCommands } from './jobs.ts';
 import { keysRotateCommand } from './keys.ts';
 import { migrateCommand } from './migrate.ts';
+import { organizationCommands } from './orgs.ts';
+import { peopleCommands } from './people.ts';
 import { seedCommand } from './seed.ts';
 import { serveCommand } from './serve.ts';
 import { tokensIssueCommand } from './tokens.ts';
@@ -15,6 +19,9 @@ export const COMMANDS: readonly Command[] = [
   migrateCommand,
   seedCommand,
   ...clientCommands,
+  ...organizationCommands,
+  ...peopleCommands,
+  ...jobCommands,
   keysRotateCommand,
   tokensIssueCommand,
 ];
@@ -73,6 +80,11 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
     if (error instanceof UsageError || error instanceof InputError) {
       writeLine(context.stderr, `ewa ${command.name}: ${error.message}\n\n${commandHelp(command)}`);
       return 2;
+    }
+    // The services' own errors (no such record, a value refused): the message is for the operator as it is.
+    if (error instanceof AppError) {
+      writeLine(context.stderr, `ewa ${command.name}: ${error.detail}`);
+      return error.status === 400 ? 2 : 1;
     }
     if (
       error instanceof ConfigError ||

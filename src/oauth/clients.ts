@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
 import { InputError } from '../errors/input-error.ts';
-import { isScope, scopesAllowedFor } from './scopes.ts';
+import { CLIENT_SCOPES, isScope, scopesAllowedFor } from './scopes.ts';
 
 /** A partner application registered out of band. Only a hash of its secret is kept. */
 export interface OAuthClient {
@@ -105,7 +105,7 @@ function validate(input: NewClient, sandbox: boolean): void {
     }
   }
   if (input.scopes.length === 0) throw new InputError('--scopes must name at least one scope.');
-  const needsRedirect = input.scopes.some((scope) => !scope.startsWith('client:') && scope !== 'health:read');
+  const needsRedirect = input.scopes.some((scope) => !Object.hasOwn(CLIENT_SCOPES, scope));
   if (needsRedirect && input.redirectUris.length === 0) {
     throw new InputError(
       '--redirect-uri is required for a client that signs people in (user or OpenID scopes).',

@@ -9,6 +9,8 @@ export const CLIENT_SCOPES = {
   'client:lookup': 'Find people of linked employers by known identifiers',
   'client:admin': 'Read organizations, people, jobs and earnings balances of linked employers',
   'health:read': 'Check that the API is up',
+  // The operator's own tools: every organization, not only linked ones. Grant it to the operator's client only.
+  'admin:operator': 'Run the platform: add employers, set their policies, import rosters, activate jobs',
 } as const;
 
 export const OIDC_SCOPES = {

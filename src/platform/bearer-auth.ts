@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../errors/app-error.ts';
 import type { AccessTokenVerifier, Caller } from './access-tokens.ts';
+import { isJsonApiPath } from './json-api.ts';
 import './route-config.ts';
 
 declare module 'fastify' {
@@ -31,13 +32,13 @@ export function satisfies(
 }
 
 /**
- * Every /rest route declares who may call it (user or client token) and with which scopes, as the published
- * description does; the check runs before validation. No token or a dead one is 401 INVALID_TOKEN; a live token of
- * the wrong kind or without the scopes is 403 FORBIDDEN.
+ * Every /rest and /admin route declares who may call it (user or client token) and with which scopes, as the
+ * published description does; the check runs before validation. No token or a dead one is 401 INVALID_TOKEN; a live
+ * token of the wrong kind or without the scopes is 403 FORBIDDEN.
  */
 async function bearerAuth(app: FastifyInstance, options: BearerAuthOptions): Promise<void> {
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/rest/') || route.config?.negotiate === false || route.config?.public) return;
+    if (!isJsonApiPath(route.url) || route.config?.negotiate === false || route.config?.public) return;
     if (!route.config?.security || route.config.security.length === 0) {
       throw new Error(
         `${route.method} ${route.url} declares no security; add config.security or config.public`,

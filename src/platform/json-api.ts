@@ -11,6 +11,12 @@ import './route-config.ts';
 export const API_VERSION = '3';
 const VERSION_HEADER = 'service-api-version';
 export const DOCS_PREFIX = '/rest/docs';
+/** Paths that speak JSON:API: the REST API and the operator API beside it. */
+const JSON_API_PREFIXES = ['/rest/', '/admin/'];
+
+export function isJsonApiPath(url: string): boolean {
+  return JSON_API_PREFIXES.some((prefix) => url.startsWith(prefix));
+}
 const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export interface JsonApiOptions {
@@ -38,7 +44,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    if (!request.url.startsWith('/rest/') || request.routeOptions.config?.negotiate === false) return;
+    if (!isJsonApiPath(request.url) || request.routeOptions.config?.negotiate === false) return;
     const version = request.headers[VERSION_HEADER];
     if (version !== undefined && version !== API_VERSION) {
       throw new AppError('INVALID_VERSION_HEADER', { source: { header: 'Service-API-Version' } });
@@ -50,9 +56,10 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
         source: { header: 'Accept' },
       });
     }
-    if (hasBody(request) && !isContentType(request.headers['content-type'], mediaType)) {
+    const bodyMediaType = request.routeOptions.config?.requestMediaType ?? mediaType;
+    if (hasBody(request) && !isContentType(request.headers['content-type'], bodyMediaType)) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
-        detail: `The request body must be sent as Content-Type: ${mediaType}.`,
+        detail: `The request body must be sent as Content-Type: ${bodyMediaType}.`,
         source: { header: 'Content-Type' },
       });
     }
@@ -104,9 +111,7 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError
 }
 
 export function mediaTypeOf(request: FastifyRequest): string {
-  return (
-    request.routeOptions.config?.mediaType ?? (request.url.startsWith('/rest/') ? JSON_API_MEDIA : JSON_MEDIA)
-  );
+  return request.routeOptions.config?.mediaType ?? (isJsonApiPath(request.url) ? JSON_API_MEDIA : JSON_MEDIA);
 }
 
 function hasBody(request: FastifyRequest): boolean {

@@ -40,6 +40,8 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
                   'client:admin':
                     'Read organizations, people, jobs and earnings balances of linked organizations.',
                   'health:read': 'Check that the API is up.',
+                  'admin:operator':
+                    'Operate the platform (/admin): every organization, its policy and roster, job activation.',
                 },
               },
             },

@@ -8,12 +8,14 @@ export interface SecurityRequirement {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may call the route; any one requirement is enough. Every /rest route has this or `public`. */
+    /** Who may call the route; any one requirement is enough. Every /rest and /admin route has it or `public`. */
     security?: SecurityRequirement[];
     /** A /rest route anyone may call without a token (the error catalog page, the OpenAPI document). */
     public?: boolean;
     /** The media type the route reads and writes; JSON:API unless it says otherwise (health: application/json). */
     mediaType?: string;
+    /** The media type of the request body when it is not `mediaType` (a roster upload is text/csv). */
+    requestMediaType?: string;
     /** Codes for body schema failures where the operation names its own (accounts: MISSING_REQUIRED_FIELD). */
     schemaErrorCodes?: SchemaErrorCodes;
     /** False for routes outside JSON:API content negotiation (the HTML reference page and its assets). */

@@ -85,3 +85,35 @@ test('every operation served has the path, method, operationId and security of t
     assert.match(document.paths[path].get.description, /At most 1000 /, `the bound of ${path}`);
   }
 });
+
+test('the operator API is in the document: every /admin operation with its id, tag and admin:operator', async (t) => {
+  const { api } = await buildTestApp(t);
+  const document = (await api.inject({ url: '/rest/openapi.json' })).json();
+  const operations = [
+    ['post', '/admin/organizations', 'adminCreateOrganization'],
+    ['get', '/admin/organizations', 'adminListOrganizations'],
+    ['get', '/admin/organizations/{organization_id}', 'adminReadOrganization'],
+    ['patch', '/admin/organizations/{organization_id}/policy', 'adminUpdateOrganizationPolicy'],
+    ['post', '/admin/organizations/{organization_id}/roster', 'adminImportRoster'],
+    ['post', '/admin/jobs/{job_id}/activate', 'adminActivateJob'],
+    ['post', '/admin/jobs/{job_id}/deactivate', 'adminDeactivateJob'],
+  ] as const;
+  for (const [method, path, operationId] of operations) {
+    const operation = document.paths[path]?.[method];
+    assert.ok(operation, `${method.toUpperCase()} ${path} is missing`);
+    assert.equal(operation.operationId, operationId);
+    assert.deepEqual(operation.tags, ['Operator']);
+    assert.deepEqual(operation.security, [{ oauth_client_credentials_token: ['admin:operator'] }]);
+    assert.ok(operation.summary, `${operationId} has a summary`);
+  }
+  assert.equal(
+    Object.keys(document.paths).filter((path) => path.startsWith('/admin/')).length,
+    6,
+    'no other /admin path',
+  );
+  const roster = document.paths['/admin/organizations/{organization_id}/roster'].post;
+  assert.deepEqual(Object.keys(roster.requestBody.content), ['text/csv']);
+  const scopes =
+    document.components.securitySchemes.oauth_client_credentials_token.flows.clientCredentials.scopes;
+  assert.ok(scopes['admin:operator']);
+});

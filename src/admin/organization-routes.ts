@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import type { Db } from '../db/database.ts';
+import { POLICY_FIELDS, POLICY_KEYS, policyAttributes } from '../operator/organization-policy.ts';
+import {
+  createOrganization,
+  findOrganization,
+  listOrganizations,
+  ORGANIZATIONS_PAGE_MAX,
+  type Organization,
+  organizationAttributes,
+  setOrganizationPolicy,
+} from '../operator/organizations.ts';
+import {
+  importRoster,
+  ROSTER_PROBLEMS_LISTED_MAX,
+  ROSTER_RECORD_CHARS_MAX,
+  ROSTER_ROWS_MAX,
+  rosterImportAttributes,
+} from '../operator/roster-import.ts';
+import { bodyIdMustMatch, ResourceIdParam } from '../platform/resource-schemas.ts';
+import { errorResponses } from '../platform/schemas.ts';
+import { pointingAt } from './input-errors.ts';
+import {
+  OPERATOR,
+  OrganizationCreateBody,
+  OrganizationResource,
+  PolicyResource,
+  PolicyUpdateBody,
+  policyChangeOf,
+  RosterImportResource,
+} from './schemas.ts';
+
+const POLICY_NAMES = new Set(POLICY_KEYS.map((key) => POLICY_FIELDS[key].name));
+const tags = ['Operator'];
+
+/** The operator's view of employers: create, list, read, change the policy, import the roster. */
+export const adminOrganizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = async (
+  app,
+  { db, baseUrl },
+) => {
+  const selfOf = (id: string) => `${baseUrl}/admin/organizations/${id}`;
+  const resource = (organization: Organization) => ({
+    type: 'organizations' as const,
+    id: organization.id,
+    attributes: organizationAttributes(organization),
+    links: { self: selfOf(organization.id) },
+  });
+
+  app.post(
+    '/admin/organizations',
+    {
+      config: { security: OPERATOR.config, schemaErrorCodes: { missing: 'MISSING_REQUIRED_FIELD' } },
+      schema: {
+        operationId: 'adminCreateOrganization',
+        tags,
+        summary: 'Add an employer with its policy',
+        description:
+          'Policy fields not given take the defaults (access rate 50 %, biweekly, $5.00 minimum, …).',
+        security: OPERATOR.openApi,
+        body: OrganizationCreateBody,
+        response: {
+          200: Type.Object({ data: OrganizationResource }),
+          ...errorResponses(400, 401, 403, 406, 415, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { attributes } = (request.body as { data: { attributes: Record<string, unknown> } }).data;
+      const policy = (attributes.policy ?? {}) as Record<string, unknown>;
+      const organization = await pointingAt(
+        (field) => ({
+          pointer: `/data/attributes/${field && POLICY_NAMES.has(field) ? `policy/${field}` : (field ?? '')}`,
+        }),
+        () =>
+          createOrganization(db, {
+            name: attributes.name,
+            products: attributes.products,
+            policy: policyChangeOf(policy),
+          }),
+      );
+      return { data: resource(organization) };
+    },
+  );
+
+  app.get(
+    '/admin/organizations',
+    {
+      config: { security: OPERATOR.config },
+      schema: {
+        operationId: 'adminListOrganizations',
+        tags,
+        summary: 'Every employer, by name',
+        description: `A page of at most page[limit] organizations (1 to ${ORGANIZATIONS_PAGE_MAX}, the default) after skipping page[offset]; links.next names the next page while there may be one.`,
+        security: OPERATOR.openApi,
+        querystring: Type.Object(
+          {
+            'page[offset]': Type.Optional(
+              Type.String({ pattern: '^[0-9]{1,9}$', description: 'Default 0.' }),
+            ),
+            'page[limit]': Type.Optional(
+              Type.String({ pattern: '^[0-9]{1,4}$', description: `1 to ${ORGANIZATIONS_PAGE_MAX}.` }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Array(OrganizationResource),
+            links: Type.Object({
+              self: Type.String({ format: 'uri' }),
+              next: Type.Optional(Type.String({ format: 'uri' })),
+            }),
+          }),
+          ...errorResponses(400, 401, 403, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const query = request.query as Record<string, string | undefined>;
+      const offset = Number(query['page[offset]'] ?? 0);
+      const limit = Number(query['page[limit]'] ?? ORGANIZATIONS_PAGE_MAX);
+      const organizations = await pointingAt(
+        (field) => ({ parameter: `page[${field}]` }),
+        () => listOrganizations(db, { offset, limit }),
+      );
+      const page = (at: number) =>
+        `${baseUrl}/admin/organizations?${new URLSearchParams({ 'page[offset]': String(at), 'page[limit]': String(limit) })}`;
+      return {
+        data: organizations.map(resource),
+        links: {
+          self: page(offset),
+          ...(organizations.length === limit ? { next: page(offset + limit) } : {}),
+        },
+      };
+    },
+  );
+
+  app.get(
+    '/admin/organizations/:organization_id',
+    {
+      config: { security: OPERATOR.config },
+      schema: {
+        operationId: 'adminReadOrganization',
+        tags,
+        summary: 'One employer and its policy',
+        security: OPERATOR.openApi,
+        params: ResourceIdParam('organization_id'),
+        response: {
+          200: Type.Object({ data: OrganizationResource }),
+          ...errorResponses(401, 403, 404, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { organization_id: id } = request.params as { organization_id: string };
+      return { data: resource(await findOrganization(db, id)) };
+    },
+  );
+
+  app.patch(
+    '/admin/organizations/:organization_id/policy',
+    {
+      config: { security: OPERATOR.config },
+      schema: {
+        operationId: 'adminUpdateOrganizationPolicy',
+        tags,
+        summary: "Change some of an employer's policy fields",
+        description:
+          'Fields not given keep their values. The currency is fixed once the organization has jobs.',
+        security: OPERATOR.openApi,
+        params: ResourceIdParam('organization_id'),
+        body: PolicyUpdateBody,
+        response: {
+          200: Type.Object({ data: PolicyResource }),
+          ...errorResponses(400, 401, 403, 404, 406, 415, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { organization_id: id } = request.params as { organization_id: string };
+      const { data } = request.body as { data: { id?: string; attributes: Record<string, unknown> } };
+      if (data.id !== undefined) bodyIdMustMatch(data.id, id);
+      const organization = await pointingAt(
+        (field) => ({ pointer: `/data/attributes/${field ?? ''}` }),
+        () => setOrganizationPolicy(db, id, policyChangeOf(data.attributes)),
+      );
+      return {
+        data: {
+          type: 'organization_policies' as const,
+          id: organization.id,
+          attributes: policyAttributes(organization.policy!),
+          links: { self: `${selfOf(organization.id)}/policy` },
+        },
+      };
+    },
+  );
+
+  app.post(
+    '/admin/organizations/:organization_id/roster',
+    {
+      config: { security: OPERATOR.config, requestMediaType: 'text/csv' },
+      schema: {
+        operationId: 'adminImportRoster',
+        tags,
+        summary: "Import an employer's roster of workers and jobs (CSV)",
+        description:
+          "The body is the roster as text/csv, within the server's body limit (EWA_BODY_LIMIT_BYTES); the columns " +
+          'are those of `ewa people import --help`. Each line creates or updates a person and a job, keyed by the ' +
+          'organization and primary_identifier, so sending the same file again changes nothing. A wrong line is ' +
+          'listed with its number and field and nothing of it is written; the other lines are written, and the ' +
+          `answer is 200 with the counts. At most ${ROSTER_ROWS_MAX} lines of ${ROSTER_RECORD_CHARS_MAX} ` +
+          `characters; at most ${ROSTER_PROBLEMS_LISTED_MAX} rejected lines are listed. A header that is wrong is ` +
+          '400 and writes nothing.',
+        security: OPERATOR.openApi,
+        consumes: ['text/csv'],
+        params: ResourceIdParam('organization_id'),
+        body: Type.String({ description: 'The roster, UTF-8 CSV with a header line.' }),
+        response: {
+          200: Type.Object({ data: RosterImportResource }),
+          ...errorResponses(400, 401, 403, 404, 406, 415, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { organization_id: id } = request.params as { organization_id: string };
+      const result = await pointingAt(
+        () => ({ pointer: '' }),
+        // An empty body reaches here as no body at all; the import then says the roster is empty.
+        () =>
+          importRoster(db, {
+            organizationId: id,
+            source: [typeof request.body === 'string' ? request.body : ''],
+          }),
+      );
+      return {
+        data: {
+          type: 'roster_imports' as const,
+          id: randomUUID(),
+          attributes: rosterImportAttributes(result),
+        },
+      };
+    },
+  );
+};

@@ -1,0 +1,15 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Db } from '../db/database.ts';
+import { adminJobRoutes } from './job-routes.ts';
+import { adminOrganizationRoutes } from './organization-routes.ts';
+
+/**
+ * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import` and `ewa jobs` do, for
+ * a client token with admin:operator. It speaks JSON:API like /rest; only the roster upload reads text/csv, whose
+ * parser lives in this plugin alone and is bounded by the server's body limit.
+ */
+export const adminRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = async (app, options) => {
+  app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  await app.register(adminOrganizationRoutes, options);
+  await app.register(adminJobRoutes, options);
+};
