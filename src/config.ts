@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { hkdfSync } from 'node:crypto';
 import { resolve } from 'node:path';
 
 /** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
@@ -29,6 +30,28 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly oauth: OAuthConfig;
   readonly accounts: AccountsConfig;
+  readonly cards: CardsConfig;
+}
+
+/** A key with its id, so that keys can rotate: the first of a list is used for new data, all of them to read. */
+export interface KeyEntry {
+  readonly kid: string;
+  readonly key: Buffer;
+}
+
+/** Card tokenization and the card vault (DESIGN §5). */
+export interface CardsConfig {
+  /** P-256 private keys (32-byte scalars) of card tokens: the first encrypts new tokens, every one decrypts. */
+  readonly tokenKeys: readonly KeyEntry[];
+  readonly tokenTtlSeconds: number;
+  /** AES-256 key-encryption keys of the vault: the first seals new cards, every one opens. */
+  readonly vaultKeys: readonly KeyEntry[];
+  /** Card number prefixes (BINs) refused with DEBIT_CARD_CREATION_BLOCKED. */
+  readonly binBlockList: readonly string[];
+  /** Origins that browsers may post card data from; `*` for any. */
+  readonly corsOrigins: readonly string[];
+  readonly tokensPerIpPerMinute: number;
+  readonly tokensPerCardPerMinute: number;
 }
 
 /** Rules for the bank accounts and cards people add. */
@@ -124,6 +147,15 @@ export function loadConfig(env: Env = process.env): Config {
     accounts: {
       bankAccountBlockList: read.bankAccountBlockList('EWA_BANK_ACCOUNT_BLOCK_LIST'),
       perPersonMax: read.integer('EWA_ACCOUNTS_PER_PERSON_MAX', 20, 1, 1000),
+    },
+    cards: {
+      tokenKeys: read.keyList('EWA_CARD_TOKEN_KEYS', masterKey, 'card-token'),
+      tokenTtlSeconds: read.integer('EWA_CARD_TOKEN_TTL_SECONDS', 900, 30, 86_400),
+      vaultKeys: read.keyList('EWA_VAULT_KEYS', masterKey, 'vault'),
+      binBlockList: read.digitList('EWA_CARD_BIN_BLOCK_LIST', 6, 8),
+      corsOrigins: read.originList('EWA_CARD_CORS_ORIGINS', runEnv === 'uat' ? ['*'] : []),
+      tokensPerIpPerMinute: read.integer('EWA_CARD_TOKENS_PER_IP_PER_MINUTE', 10, 1, 100_000),
+      tokensPerCardPerMinute: read.integer('EWA_CARD_TOKENS_PER_CARD_PER_MINUTE', 3, 1, 100_000),
     },
   };
   checkProduction(config);
@@ -229,6 +261,64 @@ class EnvReader {
         }
         return { routingNumber: match[1]!, ...optional('accountPrefix', match[2]) };
       });
+  }
+
+  /**
+   * `kid:base64,kid:base64` of 32-byte keys, the first one current. Unset, one key is derived from the master key
+   * for this purpose (kid `m1`), so that a sandbox needs no setup and production needs only EWA_MASTER_KEY.
+   */
+  keyList(name: string, masterKey: Buffer, purpose: string): KeyEntry[] {
+    const value = this.#raw(name);
+    if (value === undefined) {
+      return [
+        { kid: 'm1', key: Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), `ewa/${purpose}`, 32)) },
+      ];
+    }
+    const entries = value.split(',').map((entry) => {
+      const match = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/_-]{43}=?)$/.exec(entry.trim());
+      const key = match ? Buffer.from(match[2]!.replace(/-/g, '+').replace(/_/g, '/'), 'base64') : undefined;
+      if (!match || key?.length !== 32) {
+        throw new ConfigError(
+          `${name} entries are KID:KEY with KEY 32 random bytes in base64 (openssl rand -base64 32); got "${entry.trim().split(':')[0]}:…".`,
+        );
+      }
+      return { kid: match[1]!, key };
+    });
+    if (new Set(entries.map((entry) => entry.kid)).size !== entries.length) {
+      throw new ConfigError(`${name} names a key id twice.`);
+    }
+    return entries;
+  }
+
+  digitList(name: string, minLength: number, maxLength: number): string[] {
+    const value = this.#raw(name);
+    if (value === undefined) return [];
+    return value.split(',').map((entry) => {
+      const digits = entry.trim();
+      if (!new RegExp(`^\\d{${minLength},${maxLength}}$`).test(digits)) {
+        throw new ConfigError(`${name} entries are ${minLength} to ${maxLength} digits (got "${digits}").`);
+      }
+      return digits;
+    });
+  }
+
+  originList(name: string, fallback: string[]): string[] {
+    const value = this.#raw(name);
+    if (value === undefined) return fallback;
+    return value.split(',').map((entry) => {
+      const origin = entry.trim();
+      if (origin === '*') return origin;
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(origin);
+      } catch {}
+      if (!parsed || parsed.origin !== origin) {
+        throw new ConfigError(
+          `${name} entries are origins like https://app.example.com, or * (got "${origin}").`,
+        );
+      }
+      return origin;
+    });
   }
 
   url(name: string, fallback: string): string {

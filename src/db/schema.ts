@@ -253,6 +253,7 @@ export interface CardVaultTable {
 export interface CardTokenUsesTable {
   token_id: string;
   used_at: RequiredTimestamp;
+  expires_at: RequiredTimestamp;
 }
 
 export interface ScheduledRunsTable {

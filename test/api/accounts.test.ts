@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { open } from '../../src/crypto/secret-box.ts';
 import { BankAccountSecrets, context } from '../../src/resources/accounts/bank-account-secrets.ts';
 import { AccountService } from '../../src/resources/accounts/service.ts';
+import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { BASE_URL, buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import {
   createOrganization,
@@ -276,7 +277,11 @@ test('BANK_ACCOUNT_CREATION_BLOCKED by routing number, or routing number and acc
 
 test('outside the sandbox: any ABA-valid routing number and 4 to 17 digits', async (t) => {
   const { app, alice } = await setup(t);
-  const production = new AccountService(app.database.db, { ...app.config, env: 'production' });
+  const production = new AccountService(
+    app.database.db,
+    { ...app.config, env: 'production' },
+    await CardTokenKeys.fromConfig(app.config.cards.tokenKeys),
+  );
   const caller = {
     kind: 'user' as const,
     personId: alice.personId,

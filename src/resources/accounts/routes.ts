@@ -12,6 +12,7 @@ import {
   UuidString,
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
+import { CardTokenKeys } from '../../tokenization/card-token.ts';
 import { accountResource } from './serialize.ts';
 import { AccountService, type AccountView, accountNotFound } from './service.ts';
 import { ACCOUNT_FILTER_FIELDS } from './store.ts';
@@ -49,7 +50,7 @@ const AccountResource = Type.Object({
     }),
     details: Type.Record(Type.String(), Type.String(), {
       description:
-        'EARNINGS_BALANCE: {}. DEPOSITORY: first_name, last_name, routing_number and account_number with all but the last four digits shown as X.',
+        'EARNINGS_BALANCE: {}. DEPOSITORY: first_name, last_name, routing_number and account_number with all but the last four digits shown as X. CARD: last_four, issuer (the first six digits), first_name, last_name, expiration_month, expiration_year.',
     }),
   }),
   relationships: Type.Object({
@@ -65,13 +66,16 @@ const AccountCreateBody = Type.Object({
       name: Type.String({ minLength: 1, maxLength: 100 }),
       account_type: Type.String({
         maxLength: 32,
-        description: 'DEPOSITORY (CARD comes with card tokenization).',
+        description: 'DEPOSITORY or CARD.',
       }),
-      subtype: Type.String({ maxLength: 32, description: 'CHECKING or SAVINGS for DEPOSITORY.' }),
+      subtype: Type.String({
+        maxLength: 32,
+        description: 'CHECKING or SAVINGS for DEPOSITORY, DEBIT for CARD.',
+      }),
       details: Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
         maxProperties: 20,
         description:
-          'DEPOSITORY: first_name, last_name, routing_number (9 digits, ABA checksum; the sandbox takes 110000000 only), account_number (4 to 17 digits; 8 to 17 in the sandbox).',
+          'DEPOSITORY: first_name, last_name, routing_number (9 digits, ABA checksum; the sandbox takes 110000000 only), account_number (4 to 17 digits; 8 to 17 in the sandbox). CARD: token (from POST /v2/cards/generic; one attempt per token), first_name, last_name, expiration_month, expiration_year (as tokenized), address_line_one, address_line_two, address_city, address_state, address_zip_code, address_country, issuer (optional; the first 6 to 8 digits).',
       }),
     }),
     relationships: Type.Object({ person: RelationshipBody('people') }),
@@ -97,7 +101,7 @@ export const accountRoutes: FastifyPluginAsync<{ db: Db; config: Config; now: ()
   app,
   { db, config, now },
 ) => {
-  const accounts = new AccountService(db, config);
+  const accounts = new AccountService(db, config, await CardTokenKeys.fromConfig(config.cards.tokenKeys));
   const baseUrl = config.api.publicUrl;
   const wire = (view: AccountView) => accountResource(baseUrl, view.row, view.context);
 
@@ -163,9 +167,9 @@ export const accountRoutes: FastifyPluginAsync<{ db: Db; config: Config; now: ()
       schema: {
         operationId: 'createAccount',
         tags: ['Accounts'],
-        summary: 'Add a bank account for the signed-in person',
+        summary: 'Add a bank account or debit card for the signed-in person',
         description:
-          'Answers 200 with the account. Numbers are stored encrypted and shown masked. Codes: ACCOUNT_TYPE_INVALID, ACCOUNT_SUBTYPE_INVALID, ACCOUNT_TYPE_SUBTYPE_MISMATCH, MISSING_REQUIRED_FIELD, INVALID_FIELDS, INVALID_RESOURCE_LINK, BANK_ACCOUNT_CREATION_BLOCKED, DUPLICATE_ACCOUNT.',
+          'Answers 200 with the account. Numbers are stored encrypted and shown masked. Codes: ACCOUNT_TYPE_INVALID, ACCOUNT_SUBTYPE_INVALID, ACCOUNT_TYPE_SUBTYPE_MISMATCH, MISSING_REQUIRED_FIELD, INVALID_FIELDS, INVALID_RESOURCE_LINK, INVALID_CARD_TOKEN, INVALID_DEBIT_CARD, BANK_ACCOUNT_CREATION_BLOCKED, DEBIT_CARD_CREATION_BLOCKED, DUPLICATE_ACCOUNT.',
         security: USER_WRITE.openApi,
         body: AccountCreateBody,
         response: {

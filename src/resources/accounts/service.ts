@@ -6,8 +6,10 @@ import { AppError } from '../../errors/app-error.ts';
 import { accountBalancesMinor } from '../../ledger/balances.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
+import type { CardTokenKeys } from '../../tokenization/card-token.ts';
 import { findVisiblePerson } from '../people/store.ts';
 import { BankAccountSecrets } from './bank-account-secrets.ts';
+import { CardAccounts, type PreparedAccount } from './card-accounts.ts';
 import { isAbaRoutingNumber, maskNumber } from './routing-number.ts';
 import type { AccountContext } from './serialize.ts';
 import {
@@ -48,10 +50,13 @@ export class AccountService {
   readonly #config: Config;
   readonly #secrets: BankAccountSecrets;
 
-  constructor(db: Db, config: Config) {
+  readonly #cards: CardAccounts;
+
+  constructor(db: Db, config: Config, cardTokenKeys: CardTokenKeys) {
     this.#db = db;
     this.#config = config;
     this.#secrets = new BankAccountSecrets(config.masterKey);
+    this.#cards = new CardAccounts(db, config, cardTokenKeys);
   }
 
   async list(caller: Caller, options: { query: ListQuery; limit: number }): Promise<AccountView[]> {
@@ -72,9 +77,10 @@ export class AccountService {
   }
 
   /**
-   * Adds a bank account for the signed-in person. Checked in this order: type and subtype, the person, the
-   * details (names, ABA routing number, account number; the sandbox's one routing number in UAT), the block list,
-   * a duplicate of a live account, the per-person limit.
+   * Adds a bank account or a debit card for the signed-in person. Checked in this order: type and subtype, the
+   * person, the details (bank: names, ABA routing number, account number, the sandbox's one routing number in UAT;
+   * card: the fields, then the card token, which the attempt spends, and that the details match it), the block
+   * list, then inside one transaction with the person locked: a duplicate of a live account, the per-person limit.
    */
   async create(caller: Caller, request: NewAccountRequest, now: Date): Promise<AccountView> {
     const subtype = checkTypes(request.accountType, request.subtype);
@@ -84,21 +90,22 @@ export class AccountService {
         source: { pointer: '/data/relationships/person/data/id' },
       });
     }
-    const details = this.#checkBankDetails(request.details);
-    this.#checkNotBlocked(details.routingNumber, details.accountNumber);
-    const fingerprint = this.#secrets.fingerprint(details.routingNumber, details.accountNumber);
+    const prepared =
+      subtype === 'DEBIT'
+        ? await this.#cards.prepare(request.details, now)
+        : this.#prepareBankAccount(request.details, subtype);
     const row = await withTransaction(this.#db, async (tx) => {
       // Locking the person serializes this person's account creations, so that the checks below hold at commit.
       const person = await findVisiblePerson(tx, caller, caller.personId, { forUpdate: true });
-      if (!person)
+      if (!person) {
         throw new AppError('INVALID_RESOURCE_LINK', {
           source: { pointer: '/data/relationships/person/data/id' },
         });
-      if (await hasActiveAccountWithFingerprint(tx, caller.personId, fingerprint)) {
-        throw new AppError('DUPLICATE_ACCOUNT', {
-          detail: 'This person already has a bank account with this routing and account number.',
-        });
       }
+      if (await hasActiveAccountWithFingerprint(tx, caller.personId, prepared.fingerprint)) {
+        throw new AppError('DUPLICATE_ACCOUNT', { detail: prepared.duplicateDetail });
+      }
+      await prepared.checkAcrossPeople?.(tx, caller.personId);
       const limit = this.#config.accounts.perPersonMax;
       if ((await countDestinationAccounts(tx, caller.personId)) >= limit) {
         throw new AppError('INVALID_PARAMETERS', {
@@ -106,26 +113,37 @@ export class AccountService {
           source: { pointer: '/data/relationships/person/data/id' },
         });
       }
-      const id = randomUUID();
-      return insertBankAccount(tx, {
-        id,
-        personId: caller.personId,
-        subtype,
-        name: request.name,
-        currency: 'USD',
-        details: {
-          first_name: details.firstName,
-          last_name: details.lastName,
-          routing_number: maskNumber(details.routingNumber),
-          account_number: maskNumber(details.accountNumber),
-        },
-        routingNumber: details.routingNumber,
-        accountNumberSealed: this.#secrets.sealAccountNumber(id, details.accountNumber),
-        fingerprint,
-        now,
-      });
+      return prepared.insert(tx, { id: randomUUID(), personId: caller.personId, name: request.name, now });
     });
     return (await this.#withContext(this.#db, [row]))[0]!;
+  }
+
+  #prepareBankAccount(rawDetails: Record<string, unknown>, subtype: 'CHECKING' | 'SAVINGS'): PreparedAccount {
+    const details = this.#checkBankDetails(rawDetails);
+    this.#checkNotBlocked(details.routingNumber, details.accountNumber);
+    const fingerprint = this.#secrets.fingerprint(details.routingNumber, details.accountNumber);
+    return {
+      fingerprint,
+      duplicateDetail: 'This person already has a bank account with this routing and account number.',
+      insert: (tx, { id, personId, name, now }) =>
+        insertBankAccount(tx, {
+          id,
+          personId,
+          subtype,
+          name,
+          currency: 'USD',
+          details: {
+            first_name: details.firstName,
+            last_name: details.lastName,
+            routing_number: maskNumber(details.routingNumber),
+            account_number: maskNumber(details.accountNumber),
+          },
+          routingNumber: details.routingNumber,
+          accountNumberSealed: this.#secrets.sealAccountNumber(id, details.accountNumber),
+          fingerprint,
+          now,
+        }),
+    };
   }
 
   /**
@@ -237,7 +255,7 @@ const TYPES = ['DEPOSITORY', 'CARD'];
 const SUBTYPES: Record<string, readonly string[]> = { DEPOSITORY: ['CHECKING', 'SAVINGS'], CARD: ['DEBIT'] };
 
 /** The type and subtype of a new account, each refused with its own code (the description's order). */
-function checkTypes(accountType: string, subtype: string): 'CHECKING' | 'SAVINGS' {
+function checkTypes(accountType: string, subtype: string): 'CHECKING' | 'SAVINGS' | 'DEBIT' {
   if (!TYPES.includes(accountType)) {
     throw new AppError('ACCOUNT_TYPE_INVALID', {
       detail:
@@ -259,12 +277,5 @@ function checkTypes(accountType: string, subtype: string): 'CHECKING' | 'SAVINGS
       source: { pointer: '/data/attributes/subtype' },
     });
   }
-  if (accountType === 'CARD') {
-    // Card accounts are made from a card token of the tokenization listener, which is the next piece of work.
-    throw new AppError('ACCOUNT_TYPE_INVALID', {
-      detail: 'This server does not take CARD accounts yet; add a DEPOSITORY account.',
-      source: { pointer: '/data/attributes/account_type' },
-    });
-  }
-  return subtype as 'CHECKING' | 'SAVINGS';
+  return subtype as 'CHECKING' | 'SAVINGS' | 'DEBIT';
 }

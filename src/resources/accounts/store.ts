@@ -159,6 +159,53 @@ export async function insertBankAccount(db: Kysely<DB>, account: NewBankAccount)
     .executeTakeFirstOrThrow();
 }
 
+export interface NewCardAccount {
+  id: string;
+  personId: string;
+  name: string;
+  currency: string;
+  details: Record<string, string>;
+  vaultCardId: string;
+  fingerprint: string;
+  now: Date;
+}
+
+export async function insertCardAccount(db: Kysely<DB>, account: NewCardAccount): Promise<AccountRow> {
+  return db
+    .insertInto('accounts')
+    .values({
+      id: account.id,
+      person_id: account.personId,
+      account_type: 'CARD',
+      subtype: 'DEBIT',
+      name: account.name,
+      verification_status: 'VERIFIED',
+      currency: account.currency,
+      details: JSON.stringify(account.details),
+      vault_card_id: account.vaultCardId,
+      number_fingerprint: account.fingerprint,
+      created_at: account.now,
+    })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+/** Whether a live account of someone else has this number. */
+export async function hasOtherPersonWithFingerprint(
+  db: Kysely<DB>,
+  personId: string,
+  fingerprint: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('number_fingerprint', '=', fingerprint)
+    .where('person_id', '<>', personId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function markAccountDeleted(db: Kysely<DB>, id: string, now: Date): Promise<void> {
   await db.updateTable('accounts').set({ deleted_at: now }).where('id', '=', id).execute();
 }

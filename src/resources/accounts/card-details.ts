@@ -1,0 +1,116 @@
+import { AppError } from '../../errors/app-error.ts';
+import type { CardData } from '../../tokenization/card-token.ts';
+
+/** The details of a new CARD account as sent: the token, and what the cardholder says of the card. */
+export interface CardAccountDetails {
+  token: string;
+  firstName: string;
+  lastName: string;
+  expirationMonth: string;
+  expirationYear: string;
+  issuer: string | undefined;
+}
+
+const REQUIRED = [
+  'token',
+  'first_name',
+  'last_name',
+  'expiration_month',
+  'expiration_year',
+  'address_line_one',
+  'address_city',
+  'address_state',
+  'address_zip_code',
+  'address_country',
+] as const;
+const OPTIONAL = ['address_line_two', 'issuer'] as const;
+
+function pointer(field: string): { pointer: string } {
+  return { pointer: `/data/attributes/details/${field}` };
+}
+
+/** Reads the card details of the description's create body; each problem names its field. */
+export function readCardDetails(details: Record<string, unknown>): CardAccountDetails {
+  for (const field of REQUIRED) {
+    const value = details[field];
+    if (value === undefined || value === null || value === '') {
+      throw new AppError('MISSING_REQUIRED_FIELD', {
+        detail: `details.${field} is required.`,
+        source: pointer(field),
+      });
+    }
+    if (typeof value !== 'string' || value.length > (field === 'token' ? 4096 : 100)) {
+      throw new AppError('INVALID_FIELDS', {
+        detail: `details.${field} must be text.`,
+        source: pointer(field),
+      });
+    }
+  }
+  for (const field of OPTIONAL) {
+    const value = details[field];
+    if (value !== undefined && value !== null && (typeof value !== 'string' || value.length > 100)) {
+      throw new AppError('INVALID_FIELDS', {
+        detail: `details.${field} must be text.`,
+        source: pointer(field),
+      });
+    }
+  }
+  const unknown = Object.keys(details).find(
+    (key) => !(REQUIRED as readonly string[]).includes(key) && !(OPTIONAL as readonly string[]).includes(key),
+  );
+  if (unknown !== undefined) {
+    throw new AppError('INVALID_FIELDS', {
+      detail: `details.${unknown} is not a field of a CARD account.`,
+      source: pointer(unknown),
+    });
+  }
+  if (!/^[A-Z]{2}$/.test(details.address_state as string)) {
+    throw new AppError('INVALID_FIELDS', {
+      detail: 'details.address_state must be two capital letters.',
+      source: pointer('address_state'),
+    });
+  }
+  const issuer = details.issuer as string | undefined | null;
+  if (issuer !== undefined && issuer !== null && !/^\d{6,8}$/.test(issuer)) {
+    throw new AppError('INVALID_FIELDS', {
+      detail: 'details.issuer must be the first 6 to 8 digits of the card number.',
+      source: pointer('issuer'),
+    });
+  }
+  return {
+    token: details.token as string,
+    firstName: details.first_name as string,
+    lastName: details.last_name as string,
+    expirationMonth: details.expiration_month as string,
+    expirationYear: details.expiration_year as string,
+    issuer: issuer ?? undefined,
+  };
+}
+
+const sameName = (a: string, b: string) =>
+  a.trim().toLocaleLowerCase('en-US') === b.trim().toLocaleLowerCase('en-US');
+
+/** The cardholder's details must be those the card was tokenized with. */
+export function checkDetailsMatchCard(details: CardAccountDetails, card: CardData): void {
+  const mismatches: [string, boolean][] = [
+    ['first_name', sameName(details.firstName, card.first_name)],
+    ['last_name', sameName(details.lastName, card.last_name)],
+    ['expiration_month', details.expirationMonth === card.expiration_month],
+    ['expiration_year', details.expirationYear === card.expiration_year],
+    ['issuer', details.issuer === undefined || card.card_number.startsWith(details.issuer)],
+  ];
+  const wrong = mismatches.find(([, matches]) => !matches);
+  if (wrong) {
+    throw new AppError('INVALID_FIELDS', {
+      detail: `details.${wrong[0]} is not what the card was tokenized with.`,
+      source: pointer(wrong[0]),
+    });
+  }
+}
+
+/** A card stays usable through the last day of its expiry month (UTC). */
+export function isExpired(card: CardData, now: Date): boolean {
+  const year = Number(card.expiration_year);
+  const month = Number(card.expiration_month);
+  return Date.UTC(year, month, 1) <= now.getTime();
+}
