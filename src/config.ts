@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { hkdfSync } from 'node:crypto';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
@@ -28,6 +29,11 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly healthDbTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  /**
+   * Proxies whose X-Forwarded-For names the client (a load balancer): `true` for any, or their addresses and
+   * CIDR ranges. Off by default, since a header anyone can send must not decide the rate-limited address.
+   */
+  readonly trustProxy: boolean | readonly string[];
   readonly oauth: OAuthConfig;
   readonly accounts: AccountsConfig;
   readonly cards: CardsConfig;
@@ -134,6 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: read.integer('EWA_BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
     healthDbTimeoutMs: read.integer('EWA_HEALTH_DB_TIMEOUT_MS', 1000, 50, 60_000),
     shutdownTimeoutMs: read.integer('EWA_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    trustProxy: read.trustProxy('EWA_TRUST_PROXY'),
     oauth: {
       accessTokenTtlSeconds: read.integer('EWA_ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
       refreshTokenTtlSeconds: read.integer('EWA_REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 3600, 365 * 86_400),
@@ -288,6 +295,22 @@ class EnvReader {
       throw new ConfigError(`${name} names a key id twice.`);
     }
     return entries;
+  }
+
+  trustProxy(name: string): boolean | string[] {
+    const value = this.#raw(name);
+    if (value === undefined || value === 'false') return false;
+    if (value === 'true') return true;
+    return value.split(',').map((entry) => {
+      const [address = '', bits] = entry.trim().split('/');
+      const maxBits = isIP(address) === 4 ? 32 : isIP(address) === 6 ? 128 : 0;
+      if (maxBits === 0 || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= maxBits))) {
+        throw new ConfigError(
+          `${name} is true, false, or addresses and CIDR ranges of proxies (got "${entry.trim()}").`,
+        );
+      }
+      return entry.trim();
+    });
   }
 
   digitList(name: string, minLength: number, maxLength: number): string[] {

@@ -25,6 +25,9 @@ import { healthRoutes } from './resources/health/routes.ts';
 import { jobRoutes } from './resources/jobs/routes.ts';
 import { organizationRoutes } from './resources/organizations/routes.ts';
 import { peopleRoutes } from './resources/people/routes.ts';
+import { CardTokenizer } from './tokenization/card-tokenizer.ts';
+import { CorsPolicy } from './tokenization/cors-policy.ts';
+import { cardTokenRoutes } from './tokenization/routes.ts';
 
 export interface ServerDeps {
   database: Database;
@@ -54,6 +57,8 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
+    trustProxy:
+      config.trustProxy === true || config.trustProxy === false ? config.trustProxy : [...config.trustProxy],
     // Bodies are validated as sent: no silent coercion of "100" into 100, no silent dropping of fields.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   };
@@ -77,6 +82,12 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     now,
   });
   await verifier.init();
+  // One tokenizer for both listeners that serve it: one key set, and rate limits that count both paths together.
+  const cardTokens = {
+    tokenizer: await CardTokenizer.create(config, now),
+    cors: new CorsPolicy(config.cards.corsOrigins),
+    errorsBaseUrl: config.api.publicUrl,
+  };
 
   const api = Fastify(fastifyOptions(config, deps, 'api'));
   api.addHook('onClose', async () => revocations.stop());
@@ -91,6 +102,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(accountRoutes, { db, config, now });
+  await api.register(cardTokenRoutes, { ...cardTokens, path: '/cards/generic' });
   if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 
   const auth = Fastify(fastifyOptions(config, deps, 'auth'));
@@ -109,6 +121,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
       });
     });
   }
+  // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
+  await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
   return { api, auth, payments };
 }

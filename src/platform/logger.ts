@@ -1,7 +1,11 @@
 import type { Config } from '../config.ts';
 
-/** Field names whose values never reach a log line, at any depth we log. */
+/**
+ * Field names whose values never reach a log line, at any depth we log. `body` goes whole: a request body can carry
+ * card data under names nobody listed (a misspelt `card_numbr` still holds a card number).
+ */
 export const REDACTED_FIELDS = [
+  'body',
   'authorization',
   'cookie',
   'set-cookie',
@@ -10,6 +14,7 @@ export const REDACTED_FIELDS = [
   'account_number',
   'routing_number',
   'token',
+  'generic_token',
   'access_token',
   'refresh_token',
   'id_token',

@@ -223,3 +223,36 @@ test('DEBIT_CARD_CREATION_BLOCKED by BIN; INVALID_DEBIT_CARD once the card has e
   assert.equal(expired.statusCode, 400);
   assert.equal(expired.json().errors[0].code, 'INVALID_DEBIT_CARD');
 });
+
+test('end to end: tokenize over HTTP, add the card, read it, delete it, and the token is spent', async (t) => {
+  const { app, alice, aliceApi } = await setup(t);
+  const tokenized = await app.payments.inject({
+    method: 'POST',
+    url: '/v2/cards/generic',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ ...CARD, card_number: '5555555555554444', cvv: '123' }),
+  });
+  assert.equal(tokenized.statusCode, 200, tokenized.body);
+  const { token } = tokenized.json();
+  const created = await aliceApi.post(
+    '/rest/accounts',
+    cardBody(alice.personId, token, { issuer: '555555' }),
+  );
+  assert.equal(created.statusCode, 200, created.body);
+  const { id, attributes } = created.json().data;
+  assert.equal(attributes.details.last_four, '4444');
+  assert.equal(attributes.details.issuer, '555555');
+  const listed = await aliceApi.get(`/rest/accounts?${encodeURIComponent('filter[account_type]')}=CARD`);
+  assert.deepEqual(
+    listed.json().data.map((account: { id: string }) => account.id),
+    [id],
+  );
+  assert.equal((await aliceApi.delete(`/rest/accounts/${id}`)).statusCode, 204);
+  assert.equal((await aliceApi.get(`/rest/accounts/${id}`)).statusCode, 404);
+  const reused = await aliceApi.post('/rest/accounts', cardBody(alice.personId, token, { issuer: '555555' }));
+  assert.equal(reused.statusCode, 400);
+  assert.equal(reused.json().errors[0].code, 'INVALID_CARD_TOKEN');
+  const logged = JSON.stringify(app.logs);
+  assert.doesNotMatch(logged, /5555555555554444/);
+  assert.doesNotMatch(logged, new RegExp(token.slice(-40).replace(/[-_]/g, '.')));
+});

@@ -24,6 +24,19 @@ export function sequentialIds(prefix: string): () => string {
   return () => `${prefix}-${String(++next).padStart(4, '0')}`;
 }
 
+/** What a test may change about the app beyond its environment: extra routes, and a clock it can move. */
+export interface TestAppOptions {
+  extraApiRoutes?: ServerDeps['extraApiRoutes'];
+  now?: () => Date;
+}
+
+/** Older tests pass extra routes alone as the third argument. */
+type TestAppExtras = TestAppOptions | ServerDeps['extraApiRoutes'];
+
+function optionsOf(extras: TestAppExtras): TestAppOptions {
+  return typeof extras === 'function' ? { extraApiRoutes: extras } : (extras ?? {});
+}
+
 /**
  * Builds the real applications on the test file's migrated database (in-memory PGlite, or a schema of its own
  * on the PostgreSQL of DATABASE_URL), with log lines captured and request ids predictable. Closed when the test
@@ -32,9 +45,9 @@ export function sequentialIds(prefix: string): () => string {
 export async function buildTestApp(
   t: TestContext,
   env: Record<string, string> = {},
-  extraApiRoutes?: ServerDeps['extraApiRoutes'],
+  extras?: TestAppExtras,
 ): Promise<TestApp> {
-  return buildTestAppOn(t, await testFileDatabase(), env, extraApiRoutes);
+  return buildTestAppOn(t, await testFileDatabase(), env, extras);
 }
 
 /** The same, on a database the test opened itself (to close and reopen it, as a restart does). */
@@ -42,8 +55,9 @@ export async function buildTestAppOn(
   t: TestContext,
   database: Database & { env: Record<string, string> },
   env: Record<string, string> = {},
-  extraApiRoutes?: ServerDeps['extraApiRoutes'],
+  extras?: TestAppExtras,
 ): Promise<TestApp> {
+  const { extraApiRoutes, now } = optionsOf(extras);
   const config = loadConfig({
     EWA_BASE_URL: BASE_URL,
     EWA_LOG_LEVEL: 'info',
@@ -63,6 +77,7 @@ export async function buildTestAppOn(
     logStream,
     newId: sequentialIds('req'),
     ...(extraApiRoutes ? { extraApiRoutes } : {}),
+    ...(now ? { now } : {}),
   });
   t.after(() => Promise.all([servers.api.close(), servers.auth.close(), servers.payments.close()]));
   checkEveryResponseAgainstReference(servers.api);

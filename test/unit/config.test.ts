@@ -114,3 +114,14 @@ test('production refuses the embedded database, the development key and demo dat
   assert.equal(config.seedDemoData, false);
   assert.equal(config.usesDevelopmentKey, false);
 });
+
+test('EWA_TRUST_PROXY: off by default, true, or proxy addresses and ranges', () => {
+  assert.equal(loadConfig({}).trustProxy, false);
+  assert.equal(loadConfig({ EWA_TRUST_PROXY: 'true' }).trustProxy, true);
+  assert.deepEqual(loadConfig({ EWA_TRUST_PROXY: '10.0.0.0/8, 2001:db8::1' }).trustProxy, [
+    '10.0.0.0/8',
+    '2001:db8::1',
+  ]);
+  assert.throws(() => loadConfig({ EWA_TRUST_PROXY: 'proxy.example' }), /EWA_TRUST_PROXY is true, false/);
+  assert.throws(() => loadConfig({ EWA_TRUST_PROXY: '10.0.0.0/33' }), /EWA_TRUST_PROXY/);
+});

@@ -1,0 +1,96 @@
+import type { Config } from '../config.ts';
+import { AppError } from '../errors/app-error.ts';
+import { CardFingerprints } from './card-fingerprint.ts';
+import { CardTokenKeys } from './card-token.ts';
+import { validateCardRequest, wellFormedCardNumber } from './card-validation.ts';
+import { clientAddressKey } from './client-address.ts';
+import { RateLimiter } from './rate-limit.ts';
+
+/** The only cards the sandbox tokenizes (API.md "UAT"): any future expiry, any CVV. */
+export const UAT_TEST_CARDS: readonly string[] = ['4007589999999912', '4111111111111111', '5555555555554444'];
+
+const MINUTE_MS = 60_000;
+/** Per limit: a flood from more addresses or cards than this forgets the oldest windows instead of growing. */
+export const RATE_LIMIT_KEYS_MAX = 100_000;
+
+/**
+ * Card data in, a short-lived encrypted card token out. Built once per server, so that both listeners that serve
+ * it share one key set and one pair of rate limits. Limits are per process (see RateLimiter).
+ */
+export class CardTokenizer {
+  readonly #keys: CardTokenKeys;
+  readonly #fingerprints: CardFingerprints;
+  readonly #perClient: RateLimiter;
+  readonly #perCard: RateLimiter;
+  readonly #config: Config;
+  readonly #now: () => Date;
+
+  private constructor(config: Config, keys: CardTokenKeys, now: () => Date) {
+    this.#config = config;
+    this.#keys = keys;
+    this.#now = now;
+    this.#fingerprints = new CardFingerprints(config.masterKey);
+    const window = { windowMs: MINUTE_MS, keysMax: RATE_LIMIT_KEYS_MAX, now };
+    this.#perClient = new RateLimiter({ ...window, limit: config.cards.tokensPerIpPerMinute });
+    this.#perCard = new RateLimiter({ ...window, limit: config.cards.tokensPerCardPerMinute });
+  }
+
+  static async create(config: Config, now: () => Date): Promise<CardTokenizer> {
+    return new CardTokenizer(config, await CardTokenKeys.fromConfig(config.cards.tokenKeys), now);
+  }
+
+  /** Counts an attempt from this client address, whatever it sends; throws TOO_MANY_REQUESTS past the limit. */
+  admitClient(ip: string): void {
+    const decision = this.#perClient.hit(clientAddressKey(ip));
+    if (!decision.allowed) {
+      throw tooManyRequests(
+        `Too many card token requests from this address; try again in ${decision.retryAfterSeconds} seconds.`,
+        decision.retryAfterSeconds,
+      );
+    }
+  }
+
+  /**
+   * Steps, in order: count the attempt against its card (when the number is one a network could issue, so that
+   * attempts with a wrong expiry or name count too), validate every field, keep the sandbox to its test cards,
+   * then issue the token, which leaves the CVV out.
+   */
+  async tokenize(body: unknown): Promise<{ token: string }> {
+    const now = this.#now();
+    const validation = validateCardRequest(body, now);
+    this.#admitCard(validation.ok ? validation.request.card.card_number : wellFormedCardNumber(body));
+    if (!validation.ok) throw validation.error;
+    const { card } = validation.request;
+    if (this.#isSandbox() && !UAT_TEST_CARDS.includes(card.card_number)) {
+      throw new AppError('INVALID_FIELDS', {
+        detail:
+          'card_number is not a sandbox test card: this sandbox (EWA_ENV=uat) tokenizes only the test cards listed in the README.',
+        source: { pointer: '/card_number' },
+      });
+    }
+    const { token } = await this.#keys.issue(card, now, this.#config.cards.tokenTtlSeconds);
+    return { token };
+  }
+
+  #admitCard(cardNumber: string | undefined): void {
+    // The sandbox's three test cards are shared by every developer: a per-card limit on them would let one
+    // developer lock out all the others (API.md: fraud checks skip them).
+    if (cardNumber === undefined || (this.#isSandbox() && UAT_TEST_CARDS.includes(cardNumber))) return;
+    // Keyed by fingerprint, so that the limiter's memory never holds a card number.
+    const decision = this.#perCard.hit(this.#fingerprints.of(cardNumber));
+    if (!decision.allowed) {
+      throw tooManyRequests(
+        `Too many card token requests for this card; try again in ${decision.retryAfterSeconds} seconds.`,
+        decision.retryAfterSeconds,
+      );
+    }
+  }
+
+  #isSandbox(): boolean {
+    return this.#config.env === 'uat';
+  }
+}
+
+function tooManyRequests(detail: string, retryAfterSeconds: number): AppError {
+  return new AppError('TOO_MANY_REQUESTS', { detail, headers: { 'Retry-After': String(retryAfterSeconds) } });
+}
