@@ -5,40 +5,20 @@
  * page from an origin that is not allowed gets nothing.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { after, before, type TestContext, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type TestContext, test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { useChromium } from '../helpers/chromium.ts';
 import { freePort } from '../helpers/free-port.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PAGE = join(import.meta.dirname, '..', '..', 'examples', 'card-form', 'index.html');
 
-let browser: Browser;
-
-before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: run \`apt-get install chromium\` to run the browser tests`);
-  }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-});
-
-after(() => browser?.close());
+const browser = useChromium();
 
 /** A static server for the example page, on a port of its own: the page's origin. */
 async function pageServer(t: TestContext): Promise<string> {
@@ -73,7 +53,7 @@ async function paymentsListening(
 }
 
 async function openForm(t: TestContext, pageOrigin: string, endpoint: string): Promise<Page> {
-  const context = await browser.newContext();
+  const context = await browser().newContext();
   t.after(() => context.close());
   const page = await context.newPage();
   await page.goto(`${pageOrigin}/?endpoint=${encodeURIComponent(endpoint)}`);

@@ -6,47 +6,27 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import * as oidc from 'openid-client';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { hashPassword } from '../../src/crypto/passwords.ts';
+import { useChromium } from '../helpers/chromium.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENS = '/tmp/ewa-screens';
 const CLIENT_NAME = 'Payday Partner';
 const PASSWORD = 'correct horse battery staple';
 
-let browser: Browser;
-
-before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: run \`apt-get install chromium\` to run the browser tests`);
-  }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-});
-
-after(() => browser?.close());
+const browser = useChromium();
 
 /** A page in a fresh browser context, closed when the test ends. */
 async function newPage(t: TestContext): Promise<Page> {
-  const context = await browser.newContext();
+  const context = await browser().newContext();
   t.after(() => context.close());
   return context.newPage();
 }

@@ -8,7 +8,7 @@ import { spendCardToken } from '../../tokenization/card-token-uses.ts';
 import { UAT_TEST_CARDS } from '../../tokenization/test-cards.ts';
 import { CardVault } from '../../tokenization/vault.ts';
 import { checkDetailsMatchCard, isExpired, readCardDetails } from './card-details.ts';
-import { type AccountRow, hasOtherPersonWithFingerprint, insertCardAccount } from './store.ts';
+import { type AccountRow, hasActiveAccountWithFingerprint, insertCardAccount } from './store.ts';
 
 /** A new account checked as far as it can be outside the transaction that writes it. */
 export interface PreparedAccount {
@@ -79,7 +79,7 @@ export class CardAccounts {
       checkAcrossPeople: testCard
         ? undefined
         : async (tx, personId) => {
-            if (await hasOtherPersonWithFingerprint(tx, personId, fingerprint)) {
+            if (await hasActiveAccountWithFingerprint(tx, personId, fingerprint, 'others')) {
               throw new AppError('INVALID_DEBIT_CARD', {
                 detail: "This card is on another person's account.",
               });

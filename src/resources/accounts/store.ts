@@ -110,15 +110,17 @@ export async function countDestinationAccounts(db: Kysely<DB>, personId: string)
   return Number(row.count);
 }
 
+/** Whether a live account has this number: this person's (a duplicate), or, with `others`, anyone else's. */
 export async function hasActiveAccountWithFingerprint(
   db: Kysely<DB>,
   personId: string,
   fingerprint: string,
+  whose: 'same person' | 'others' = 'same person',
 ): Promise<boolean> {
   const row = await db
     .selectFrom('accounts')
     .select('id')
-    .where('person_id', '=', personId)
+    .where('person_id', whose === 'same person' ? '=' : '<>', personId)
     .where('number_fingerprint', '=', fingerprint)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
@@ -188,22 +190,6 @@ export async function insertCardAccount(db: Kysely<DB>, account: NewCardAccount)
     })
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
-}
-
-/** Whether a live account of someone else has this number. */
-export async function hasOtherPersonWithFingerprint(
-  db: Kysely<DB>,
-  personId: string,
-  fingerprint: string,
-): Promise<boolean> {
-  const row = await db
-    .selectFrom('accounts')
-    .select('id')
-    .where('number_fingerprint', '=', fingerprint)
-    .where('person_id', '<>', personId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 export async function markAccountDeleted(db: Kysely<DB>, id: string, now: Date): Promise<void> {
