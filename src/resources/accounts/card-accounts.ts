@@ -2,12 +2,9 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { AppError } from '../../errors/app-error.ts';
-import { CardFingerprints } from '../../tokenization/card-fingerprint.ts';
-import { CardTokenError, type CardTokenKeys } from '../../tokenization/card-token.ts';
-import { spendCardToken } from '../../tokenization/card-token-uses.ts';
-import { UAT_TEST_CARDS } from '../../tokenization/test-cards.ts';
-import { CardVault } from '../../tokenization/vault.ts';
-import { checkDetailsMatchCard, isExpired, readCardDetails } from './card-details.ts';
+import { CardIntake } from '../../tokenization/card-intake.ts';
+import type { CardTokenKeys } from '../../tokenization/card-token.ts';
+import { checkDetailsMatchCard, readCardDetails } from './card-details.ts';
 import { type AccountRow, hasActiveAccountWithFingerprint, insertCardAccount } from './store.ts';
 
 /** A new account checked as far as it can be outside the transaction that writes it. */
@@ -22,56 +19,46 @@ export interface PreparedAccount {
 const TOKEN = { pointer: '/data/attributes/details/token' };
 
 /**
- * Debit cards come in as one-time card tokens of the tokenization endpoint. The token is opened here, spent by
- * this attempt, compared with the details the person sent; the card number goes to the vault and nowhere else.
+ * Debit cards come in as one-time card tokens of the tokenization endpoint. The card intake opens and spends the
+ * token; this side compares the card with the details the person sent and applies the rules. The card number
+ * itself never reaches this module: the card is sealed into the vault by the tokenization module.
  */
 export class CardAccounts {
-  readonly #db: Db;
   readonly #config: Config;
-  readonly #keys: CardTokenKeys;
-  readonly #fingerprints: CardFingerprints;
-  readonly #vault: CardVault;
+  readonly #intake: CardIntake;
 
   constructor(db: Db, config: Config, keys: CardTokenKeys) {
-    this.#db = db;
     this.#config = config;
-    this.#keys = keys;
-    this.#fingerprints = new CardFingerprints(config.masterKey);
-    this.#vault = new CardVault(config.cards.vaultKeys);
+    this.#intake = new CardIntake(db, config, keys);
   }
 
   async prepare(rawDetails: Record<string, unknown>, now: Date): Promise<PreparedAccount> {
     const details = readCardDetails(rawDetails);
-    let opened: Awaited<ReturnType<CardTokenKeys['open']>>;
-    try {
-      opened = await this.#keys.open(details.token, now);
-    } catch (error) {
-      if (!(error instanceof CardTokenError)) throw error;
+    const card = await this.#intake.receive(details.token, now);
+    if (card === 'invalid') {
       throw new AppError('INVALID_CARD_TOKEN', {
         detail:
           'details.token is not a card token of this server, or it has expired; tokenize the card again.',
         source: TOKEN,
       });
     }
-    if (!(await spendCardToken(this.#db, opened.jti, opened.expiresAt, now))) {
+    if (card === 'already used') {
       throw new AppError('INVALID_CARD_TOKEN', {
         detail:
           'details.token was already used; a card token is good for one attempt. Tokenize the card again.',
         source: TOKEN,
       });
     }
-    const { card } = opened;
     checkDetailsMatchCard(details, card);
-    if (isExpired(card, now)) {
+    if (card.isExpired(now)) {
       throw new AppError('INVALID_DEBIT_CARD', { detail: 'The card has expired.' });
     }
-    const number = card.card_number;
-    if (this.#config.cards.binBlockList.some((bin) => number.startsWith(bin))) {
+    if (this.#config.cards.binBlockList.some((bin) => card.startsWith(bin))) {
       throw new AppError('DEBIT_CARD_CREATION_BLOCKED');
     }
-    const fingerprint = this.#fingerprints.of(number);
-    const testCard = UAT_TEST_CARDS.has(number) && this.#config.env === 'uat';
-    const issuer = details.issuer ?? number.slice(0, 6);
+    const { fingerprint, holder } = card;
+    const testCard = card.isSandboxTestCard && this.#config.env === 'uat';
+    const issuer = details.issuer ?? card.bin;
     return {
       fingerprint,
       duplicateDetail: 'This person already has this card.',
@@ -86,16 +73,7 @@ export class CardAccounts {
             }
           },
       insert: async (tx, { id, personId, name, now: at }) => {
-        const vaulted = await this.#vault.store(
-          tx,
-          {
-            number,
-            fingerprint,
-            expirationMonth: Number(card.expiration_month),
-            expirationYear: Number(card.expiration_year),
-          },
-          at,
-        );
+        const vaulted = await card.store(tx, at);
         return insertCardAccount(tx, {
           id,
           personId,
@@ -104,10 +82,10 @@ export class CardAccounts {
           details: {
             last_four: vaulted.lastFour,
             issuer,
-            first_name: card.first_name,
-            last_name: card.last_name,
-            expiration_month: card.expiration_month,
-            expiration_year: card.expiration_year,
+            first_name: holder.firstName,
+            last_name: holder.lastName,
+            expiration_month: holder.expirationMonth,
+            expiration_year: holder.expirationYear,
           },
           vaultCardId: vaulted.id,
           fingerprint,

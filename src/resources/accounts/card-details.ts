@@ -1,5 +1,5 @@
 import { AppError } from '../../errors/app-error.ts';
-import type { CardData } from '../../tokenization/card-token.ts';
+import type { ReceivedCard } from '../../tokenization/received-card.ts';
 
 /** The details of a new CARD account as sent: the token, and what the cardholder says of the card. */
 export interface CardAccountDetails {
@@ -91,13 +91,14 @@ const sameName = (a: string, b: string) =>
   a.trim().toLocaleLowerCase('en-US') === b.trim().toLocaleLowerCase('en-US');
 
 /** The cardholder's details must be those the card was tokenized with. */
-export function checkDetailsMatchCard(details: CardAccountDetails, card: CardData): void {
+export function checkDetailsMatchCard(details: CardAccountDetails, card: ReceivedCard): void {
+  const { holder } = card;
   const mismatches: [string, boolean][] = [
-    ['first_name', sameName(details.firstName, card.first_name)],
-    ['last_name', sameName(details.lastName, card.last_name)],
-    ['expiration_month', details.expirationMonth === card.expiration_month],
-    ['expiration_year', details.expirationYear === card.expiration_year],
-    ['issuer', details.issuer === undefined || card.card_number.startsWith(details.issuer)],
+    ['first_name', sameName(details.firstName, holder.firstName)],
+    ['last_name', sameName(details.lastName, holder.lastName)],
+    ['expiration_month', details.expirationMonth === holder.expirationMonth],
+    ['expiration_year', details.expirationYear === holder.expirationYear],
+    ['issuer', details.issuer === undefined || card.startsWith(details.issuer)],
   ];
   const wrong = mismatches.find(([, matches]) => !matches);
   if (wrong) {
@@ -106,11 +107,4 @@ export function checkDetailsMatchCard(details: CardAccountDetails, card: CardDat
       source: pointer(wrong[0]),
     });
   }
-}
-
-/** A card stays usable through the last day of its expiry month (UTC). */
-export function isExpired(card: CardData, now: Date): boolean {
-  const year = Number(card.expiration_year);
-  const month = Number(card.expiration_month);
-  return Date.UTC(year, month, 1) <= now.getTime();
 }
