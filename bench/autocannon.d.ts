@@ -10,6 +10,7 @@ declare module 'autocannon' {
     requests: Histogram & { total: number };
     latency: Histogram;
     non2xx: number;
+    '2xx': number;
     errors: number;
     duration: number;
   }

@@ -8,18 +8,22 @@ import pg from 'pg';
 import { DEMO } from '../src/seed/demo.ts';
 import { bearerCostInProcess } from './bearer-inprocess.ts';
 import { appendNote, withSteal, writeSection } from './report.ts';
+import { cardTokens, roster } from './resources.ts';
 import { startServer } from './server-process.ts';
 
 /**
  * Benchmarks of the foundation. `npm run bench` runs them all; `npm run bench -- startup health` runs some;
- * `--people N` sizes the seed scenario (default 100,000). Results go to BENCHMARKS.md.
+ * `--people N` sizes the seed scenario and `--lines N` the roster import (default 100,000 each). Results go to BENCHMARKS.md.
  */
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
-  options: { people: { type: 'string', default: '100000' } },
+  options: { people: { type: 'string', default: '100000' }, lines: { type: 'string', default: '100000' } },
   allowPositionals: true,
 });
-const scenarios = positionals.length > 0 ? positionals : ['startup', 'health', 'tokens', 'bearer', 'seed'];
+const scenarios =
+  positionals.length > 0
+    ? positionals
+    : ['startup', 'health', 'tokens', 'bearer', 'seed', 'card-tokens', 'roster'];
 const POSTGRES_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!;
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
@@ -309,7 +313,15 @@ async function bearer(): Promise<void> {
   console.log(body);
 }
 
-const SCENARIOS: Record<string, () => Promise<void> | void> = { startup, health, tokens, bearer, seed };
+const SCENARIOS: Record<string, () => Promise<void> | void> = {
+  startup,
+  health,
+  tokens,
+  bearer,
+  seed,
+  'card-tokens': cardTokens,
+  roster: () => roster(Number(values.lines)),
+};
 for (const scenario of scenarios) {
   const run = SCENARIOS[scenario];
   if (run) {
@@ -319,7 +331,7 @@ for (const scenario of scenarios) {
       console.log(stealNote);
     }
   } else {
-    console.error(`unknown scenario "${scenario}"; the scenarios are startup, health, tokens, bearer, seed`);
+    console.error(`unknown scenario "${scenario}"; the scenarios are ${Object.keys(SCENARIOS).join(', ')}`);
     process.exit(2);
   }
 }

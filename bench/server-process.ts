@@ -8,6 +8,7 @@ export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
   authUrl: string;
+  paymentsUrl: string;
   /** Milliseconds from spawn to the first answer from /rest/health (401 without a token). */
   readyMs: number;
   stop(): Promise<void>;
@@ -46,6 +47,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     child,
     baseUrl,
     authUrl,
+    paymentsUrl: `http://127.0.0.1:${payments}`,
     readyMs,
     async stop() {
       child.kill('SIGTERM');

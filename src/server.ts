@@ -25,6 +25,7 @@ import { healthRoutes } from './resources/health/routes.ts';
 import { jobRoutes } from './resources/jobs/routes.ts';
 import { organizationRoutes } from './resources/organizations/routes.ts';
 import { peopleRoutes } from './resources/people/routes.ts';
+import { CardTokenKeys } from './tokenization/card-token.ts';
 import { CardTokenizer } from './tokenization/card-tokenizer.ts';
 import { CorsPolicy } from './tokenization/cors-policy.ts';
 import { cardTokenRoutes } from './tokenization/routes.ts';
@@ -82,9 +83,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     now,
   });
   await verifier.init();
-  // One tokenizer for both listeners that serve it: one key set, and rate limits that count both paths together.
+  // One key set for issuing card tokens and for taking them back; one tokenizer for both listeners that serve it,
+  // so that its rate limits count both paths together.
+  const cardTokenKeys = await CardTokenKeys.fromConfig(config.cards.tokenKeys);
   const cardTokens = {
-    tokenizer: await CardTokenizer.create(config, now),
+    tokenizer: CardTokenizer.create(config, cardTokenKeys, now),
     cors: new CorsPolicy(config.cards.corsOrigins),
     errorsBaseUrl: config.api.publicUrl,
   };
@@ -101,7 +104,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(adminRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
-  await api.register(accountRoutes, { db, config, now });
+  await api.register(accountRoutes, { db, config, now, cardTokenKeys });
   await api.register(cardTokenRoutes, { ...cardTokens, path: '/cards/generic' });
   if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 

@@ -6,16 +6,14 @@ import {
   type PolicyKey,
 } from '../operator/organization-policy.ts';
 import { ORGANIZATION_NAME_LENGTH_MAX, PRODUCTS } from '../operator/organizations.ts';
-import { ACTIVATION_STATUSES } from '../operator/roster-row.ts';
-import { UuidString } from '../platform/resource-schemas.ts';
+import { OneOf, UuidString } from '../platform/resource-schemas.ts';
+import { ACTIVATION_STATUSES } from '../resources/jobs/job-values.ts';
 
 /** Who may call the operator API: a client token with admin:operator, on every organization. */
 export const OPERATOR = {
   config: [{ kind: 'client' as const, scopes: ['admin:operator'] }],
   openApi: [{ oauth_client_credentials_token: ['admin:operator'] }],
 };
-
-const literals = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
 
 /** A policy field's wire schema, from the one table of fields (organization-policy.ts). */
 function policyFieldSchema(field: PolicyField): TSchema {
@@ -26,10 +24,7 @@ function policyFieldSchema(field: PolicyField): TSchema {
     case 'time-zone':
       return Type.String({ minLength: 1, maxLength: 64, description, examples: ['America/New_York'] });
     case 'enum':
-      return Type.Union(
-        kind.values.map((value) => Type.Literal(value)),
-        { description },
-      );
+      return OneOf(kind.values, { description });
     case 'date':
       return Type.String({ format: 'date', description, examples: ['2026-01-05'] });
     case 'integer':
@@ -69,7 +64,7 @@ export const OrganizationResource = Type.Object({
   id: UuidString,
   attributes: Type.Object({
     name: Type.String(),
-    products: Type.Array(literals(PRODUCTS)),
+    products: Type.Array(OneOf(PRODUCTS)),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
     policy: Type.Union([PolicyAttributes, Type.Null()], {
@@ -88,7 +83,7 @@ export const OrganizationCreateBody = Type.Object(
           {
             name: Type.String({ minLength: 1, maxLength: ORGANIZATION_NAME_LENGTH_MAX }),
             products: Type.Optional(
-              Type.Array(literals(PRODUCTS), {
+              Type.Array(OneOf(PRODUCTS), {
                 maxItems: PRODUCTS.length,
                 description: `Products the organization offers; ${PRODUCTS.join(', ')} by default.`,
               }),
@@ -155,7 +150,7 @@ export const JobActivationResource = Type.Object({
   id: UuidString,
   attributes: Type.Object({
     external_identifiers: Type.Object({ primary_identifier: Type.String() }),
-    activation_status: literals(ACTIVATION_STATUSES),
+    activation_status: OneOf(ACTIVATION_STATUSES),
   }),
   relationships: Type.Object({
     person: Type.Object({ data: Type.Object({ type: Type.Literal('people'), id: UuidString }) }),

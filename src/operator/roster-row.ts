@@ -1,5 +1,6 @@
 import { InputError } from '../errors/input-error.ts';
 import { isUuid } from '../platform/filters.ts';
+import { ACTIVATION_STATUSES, WAGE_FREQUENCIES } from '../resources/jobs/job-values.ts';
 import { isUsState } from '../resources/people/us-states.ts';
 import { parseDecimalAmount } from './decimal-amount.ts';
 
@@ -58,21 +59,6 @@ export const ROSTER_COLUMNS = {
 
 export type RosterColumn = keyof typeof ROSTER_COLUMNS;
 
-export const WAGE_FREQUENCIES = [
-  'HOURLY',
-  'WEEKLY',
-  'BIWEEKLY',
-  'TWICE_MONTHLY',
-  'MONTHLY',
-  'ANNUALLY',
-] as const;
-export const ACTIVATION_STATUSES = [
-  'ACTIVATED',
-  'DEACTIVATED',
-  'DEACTIVATION_PENDING',
-  'ACTIVATION_REQUIRED',
-  'ACTIVATION_UNDER_REVIEW',
-] as const;
 // Deliberately plain: one @, no spaces, a dot in the domain. Whether the mailbox exists is the sign-up's concern.
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 

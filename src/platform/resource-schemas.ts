@@ -14,6 +14,19 @@ export function ResourceIdParam<K extends string>(name: K) {
   });
 }
 
+/** One of these strings, as an enumeration in the schema and in the OpenAPI document. */
+export function OneOf(values: readonly string[], options: { description?: string } = {}) {
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  );
+}
+
+/** A to-one relationship in a response: `{data: {type, id}}`. */
+export function RelationshipSchema<T extends string>(type: T) {
+  return Type.Object({ data: Type.Object({ type: Type.Literal(type), id: UuidString }) });
+}
+
 /** `{type, id}` of a to-one relationship in a request body. */
 export function RelationshipBody<T extends string>(type: T) {
   return Type.Object({

@@ -1,13 +1,11 @@
 import type { Config } from '../config.ts';
 import { AppError } from '../errors/app-error.ts';
 import { CardFingerprints } from './card-fingerprint.ts';
-import { CardTokenKeys } from './card-token.ts';
+import type { CardTokenKeys } from './card-token.ts';
 import { validateCardRequest, wellFormedCardNumber } from './card-validation.ts';
 import { clientAddressKey } from './client-address.ts';
 import { RateLimiter } from './rate-limit.ts';
-
-/** The only cards the sandbox tokenizes (API.md "UAT"): any future expiry, any CVV. */
-export const UAT_TEST_CARDS: readonly string[] = ['4007589999999912', '4111111111111111', '5555555555554444'];
+import { UAT_TEST_CARDS } from './test-cards.ts';
 
 const MINUTE_MS = 60_000;
 /** Per limit: a flood from more addresses or cards than this forgets the oldest windows instead of growing. */
@@ -35,8 +33,8 @@ export class CardTokenizer {
     this.#perCard = new RateLimiter({ ...window, limit: config.cards.tokensPerCardPerMinute });
   }
 
-  static async create(config: Config, now: () => Date): Promise<CardTokenizer> {
-    return new CardTokenizer(config, await CardTokenKeys.fromConfig(config.cards.tokenKeys), now);
+  static create(config: Config, keys: CardTokenKeys, now: () => Date): CardTokenizer {
+    return new CardTokenizer(config, keys, now);
   }
 
   /** Counts an attempt from this client address, whatever it sends; throws TOO_MANY_REQUESTS past the limit. */
@@ -61,7 +59,7 @@ export class CardTokenizer {
     this.#admitCard(validation.ok ? validation.request.card.card_number : wellFormedCardNumber(body));
     if (!validation.ok) throw validation.error;
     const { card } = validation.request;
-    if (this.#isSandbox() && !UAT_TEST_CARDS.includes(card.card_number)) {
+    if (this.#isSandbox() && !UAT_TEST_CARDS.has(card.card_number)) {
       throw new AppError('INVALID_FIELDS', {
         detail:
           'card_number is not a sandbox test card: this sandbox (EWA_ENV=uat) tokenizes only the test cards listed in the README.',
@@ -75,7 +73,7 @@ export class CardTokenizer {
   #admitCard(cardNumber: string | undefined): void {
     // The sandbox's three test cards are shared by every developer: a per-card limit on them would let one
     // developer lock out all the others (API.md: fraud checks skip them).
-    if (cardNumber === undefined || (this.#isSandbox() && UAT_TEST_CARDS.includes(cardNumber))) return;
+    if (cardNumber === undefined || (this.#isSandbox() && UAT_TEST_CARDS.has(cardNumber))) return;
     // Keyed by fingerprint, so that the limiter's memory never holds a card number.
     const decision = this.#perCard.hit(this.#fingerprints.of(cardNumber));
     if (!decision.allowed) {

@@ -1,4 +1,5 @@
 import { AppError } from '../errors/app-error.ts';
+import { isPastExpiry } from './card-expiry.ts';
 import type { CardData } from './card-token.ts';
 import { ISO_3166_ALPHA2 } from './countries.ts';
 
@@ -183,13 +184,12 @@ function cardNumberError(value: string): AppError | undefined {
   return undefined;
 }
 
-/** A card is good through the last day of its expiry month; months are compared in UTC. */
 function expiryError(year: number, month: number, now: Date): AppError | undefined {
   const currentYear = now.getUTCFullYear();
-  const currentMonth = now.getUTCMonth() + 1;
-  if (year < currentYear) return invalid('expiration_year', 'The card has expired: expiration_year is past.');
-  if (year === currentYear && month < currentMonth) {
-    return invalid('expiration_month', 'The card has expired: expiration_month is past for this year.');
+  if (isPastExpiry(year, month, now)) {
+    return year < currentYear
+      ? invalid('expiration_year', 'The card has expired: expiration_year is past.')
+      : invalid('expiration_month', 'The card has expired: expiration_month is past for this year.');
   }
   if (year > currentYear + EXPIRY_YEARS_AHEAD_MAX) {
     return invalid(

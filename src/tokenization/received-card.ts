@@ -1,4 +1,5 @@
 import type { Tx } from '../db/transaction.ts';
+import { isPastExpiry } from './card-expiry.ts';
 import type { CardFingerprints } from './card-fingerprint.ts';
 import type { CardData, OpenedCardToken } from './card-token.ts';
 import { UAT_TEST_CARDS } from './test-cards.ts';
@@ -53,11 +54,8 @@ export class ReceivedCard {
     return UAT_TEST_CARDS.has(this.#number);
   }
 
-  /** A card stays usable through the last day of its expiry month (UTC). */
   isExpired(now: Date): boolean {
-    const year = Number(this.holder.expirationYear);
-    const month = Number(this.holder.expirationMonth);
-    return Date.UTC(year, month, 1) <= now.getTime();
+    return isPastExpiry(Number(this.holder.expirationYear), Number(this.holder.expirationMonth), now);
   }
 
   /** Seals the number into the vault, in the caller's transaction. */

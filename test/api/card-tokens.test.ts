@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
-import { UAT_TEST_CARDS } from '../../src/tokenization/card-tokenizer.ts';
 import { CARD_TOKEN_BODY_LIMIT_BYTES } from '../../src/tokenization/routes.ts';
+import { UAT_TEST_CARDS } from '../../src/tokenization/test-cards.ts';
 import { BASE_URL, buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 
 const PAYMENTS_PATH = '/v2/cards/generic';
@@ -595,7 +595,9 @@ test('after good and bad requests on both listeners, no log line holds a card nu
   });
   const tokens: string[] = [];
   const requests: (readonly [FastifyInstance, string, unknown])[] = [
-    ...UAT_TEST_CARDS.map((card_number) => [app.payments, PAYMENTS_PATH, cardBody({ card_number })] as const),
+    ...[...UAT_TEST_CARDS].map(
+      (card_number) => [app.payments, PAYMENTS_PATH, cardBody({ card_number })] as const,
+    ),
     [app.api, '/cards/generic', cardBody({ card_number: '4007589999999912' })],
     [app.payments, PAYMENTS_PATH, cardBody({ card_number: OTHER_CARD })],
     [app.payments, PAYMENTS_PATH, cardBody({ card_number: OTHER_CARD })],

@@ -1,4 +1,5 @@
 import { AppError } from '../../errors/app-error.ts';
+import { REQUIRED_FIELDS as CARD_REQUIRED_FIELDS } from '../../tokenization/card-validation.ts';
 import type { ReceivedCard } from '../../tokenization/received-card.ts';
 
 /** The details of a new CARD account as sent: the token, and what the cardholder says of the card. */
@@ -11,18 +12,8 @@ export interface CardAccountDetails {
   issuer: string | undefined;
 }
 
-const REQUIRED = [
-  'token',
-  'first_name',
-  'last_name',
-  'expiration_month',
-  'expiration_year',
-  'address_line_one',
-  'address_city',
-  'address_state',
-  'address_zip_code',
-  'address_country',
-] as const;
+// The cardholder's fields of tokenization, with the token in place of the card number, which never comes here.
+const REQUIRED = ['token', ...CARD_REQUIRED_FIELDS.filter((field) => field !== 'card_number')] as const;
 const OPTIONAL = ['address_line_two', 'issuer'] as const;
 
 function pointer(field: string): { pointer: string } {

@@ -6,13 +6,21 @@ import { type FilterSpec, isUuid } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
   LOOKUP_OR_USER_READ,
+  OneOf,
   RelationshipBody,
+  RelationshipSchema,
   ResourceIdParam,
   USER_WRITE,
   UuidString,
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
-import { CardTokenKeys } from '../../tokenization/card-token.ts';
+import type { CardTokenKeys } from '../../tokenization/card-token.ts';
+import {
+  ACCOUNT_SUBTYPES,
+  ACCOUNT_TYPES,
+  TRANSFER_SCHEDULES,
+  VERIFICATION_STATUSES,
+} from './account-values.ts';
 import { accountResource } from './serialize.ts';
 import { AccountService, type AccountView, accountNotFound } from './service.ts';
 import { ACCOUNT_FILTER_FIELDS } from './store.ts';
@@ -20,16 +28,14 @@ import { ACCOUNT_FILTER_FIELDS } from './store.ts';
 /** A list of accounts answers at most this many, oldest first. */
 export const ACCOUNTS_LIST_MAX = 1_000;
 
-const literals = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
-
 const AccountResource = Type.Object({
   type: Type.Literal('accounts'),
   id: UuidString,
   attributes: Type.Object({
     name: Type.String(),
-    account_type: literals(['EARNINGS_BALANCE', 'DEPOSITORY', 'CARD']),
-    subtype: literals(['ODP', 'CHECKING', 'SAVINGS', 'DEBIT']),
-    verification_status: literals(['VERIFICATION_PENDING', 'VERIFICATION_FAILED', 'VERIFIED']),
+    account_type: OneOf(ACCOUNT_TYPES),
+    subtype: OneOf(ACCOUNT_SUBTYPES),
+    verification_status: OneOf(VERIFICATION_STATUSES),
     balances: Type.Object(
       {
         available: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
@@ -41,7 +47,7 @@ const AccountResource = Type.Object({
     capabilities: Type.Object({
       transfer_destination: Type.Array(
         Type.Object({
-          schedule: literals(['WITHIN_THIRTY_MINUTES', 'NEXT_BUSINESS_DAY']),
+          schedule: OneOf(TRANSFER_SCHEDULES),
           fee: Type.Integer({ minimum: 0, description: 'Minor units, deducted from the amount.' }),
           currency: Type.String(),
         }),
@@ -54,7 +60,7 @@ const AccountResource = Type.Object({
     }),
   }),
   relationships: Type.Object({
-    person: Type.Object({ data: Type.Object({ type: Type.Literal('people'), id: UuidString }) }),
+    person: RelationshipSchema('people'),
   }),
   links: Type.Object({ self: Type.String({ format: 'uri' }) }),
 });
@@ -91,17 +97,25 @@ interface AccountCreateDocument {
 
 const FILTERS: FilterSpec = {
   'person.id': { type: 'uuid' },
-  account_type: { type: { enum: ['EARNINGS_BALANCE', 'DEPOSITORY', 'CARD'] } },
-  subtype: { type: { enum: ['ODP', 'CHECKING', 'SAVINGS', 'DEBIT'] } },
+  account_type: { type: { enum: ACCOUNT_TYPES } },
+  subtype: { type: { enum: ACCOUNT_SUBTYPES } },
 };
 
 const Params = ResourceIdParam('account_id');
 
-export const accountRoutes: FastifyPluginAsync<{ db: Db; config: Config; now: () => Date }> = async (
+export interface AccountRoutesOptions {
+  db: Db;
+  config: Config;
+  now: () => Date;
+  /** The keys card tokens are issued with, to take them back. */
+  cardTokenKeys: CardTokenKeys;
+}
+
+export const accountRoutes: FastifyPluginAsync<AccountRoutesOptions> = async (
   app,
-  { db, config, now },
+  { db, config, now, cardTokenKeys },
 ) => {
-  const accounts = new AccountService(db, config, await CardTokenKeys.fromConfig(config.cards.tokenKeys));
+  const accounts = new AccountService(db, config, cardTokenKeys);
   const baseUrl = config.api.publicUrl;
   const wire = (view: AccountView) => accountResource(baseUrl, view.row, view.context);
 

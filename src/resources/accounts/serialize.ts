@@ -11,7 +11,7 @@ export interface AccountContext {
 export function accountResource(baseUrl: string, row: AccountRow, context: AccountContext) {
   const currency = row.currency.trim();
   // Only an earnings balance has a balance here; bank accounts and cards are held elsewhere.
-  const balance = row.account_type === 'EARNINGS_BALANCE' ? Math.max(0, context.balanceMinor ?? 0) : null;
+  const balance = row.account_type === 'EARNINGS_BALANCE' ? (context.balanceMinor ?? 0) : null;
   return resourceObject(
     baseUrl,
     'accounts',

@@ -8,6 +8,7 @@ import type { Caller } from '../../platform/access-tokens.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { CardTokenKeys } from '../../tokenization/card-token.ts';
 import { findVisiblePerson } from '../people/store.ts';
+import { CREATABLE_SUBTYPES } from './account-values.ts';
 import { BankAccountSecrets } from './bank-account-secrets.ts';
 import { CardAccounts, type PreparedAccount } from './card-accounts.ts';
 import { isAbaRoutingNumber, maskNumber } from './routing-number.ts';
@@ -251,12 +252,9 @@ export class AccountService {
   }
 }
 
-const TYPES = ['DEPOSITORY', 'CARD'];
-const SUBTYPES: Record<string, readonly string[]> = { DEPOSITORY: ['CHECKING', 'SAVINGS'], CARD: ['DEBIT'] };
-
 /** The type and subtype of a new account, each refused with its own code (the description's order). */
 function checkTypes(accountType: string, subtype: string): 'CHECKING' | 'SAVINGS' | 'DEBIT' {
-  if (!TYPES.includes(accountType)) {
+  if (!Object.hasOwn(CREATABLE_SUBTYPES, accountType)) {
     throw new AppError('ACCOUNT_TYPE_INVALID', {
       detail:
         accountType === 'EARNINGS_BALANCE'
@@ -265,15 +263,15 @@ function checkTypes(accountType: string, subtype: string): 'CHECKING' | 'SAVINGS
       source: { pointer: '/data/attributes/account_type' },
     });
   }
-  if (!Object.values(SUBTYPES).flat().includes(subtype)) {
+  if (!Object.values(CREATABLE_SUBTYPES).flat().includes(subtype)) {
     throw new AppError('ACCOUNT_SUBTYPE_INVALID', {
       detail: `subtype must be CHECKING, SAVINGS or DEBIT (got ${subtype}).`,
       source: { pointer: '/data/attributes/subtype' },
     });
   }
-  if (!SUBTYPES[accountType]!.includes(subtype)) {
+  if (!CREATABLE_SUBTYPES[accountType]!.includes(subtype)) {
     throw new AppError('ACCOUNT_TYPE_SUBTYPE_MISMATCH', {
-      detail: `A ${accountType} account takes subtype ${SUBTYPES[accountType]!.join(' or ')}, not ${subtype}.`,
+      detail: `A ${accountType} account takes subtype ${CREATABLE_SUBTYPES[accountType]!.join(' or ')}, not ${subtype}.`,
       source: { pointer: '/data/attributes/subtype' },
     });
   }

@@ -3,7 +3,7 @@ import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
-import { organizationVisibleTo } from '../people/visibility.ts';
+import { organizationLinkedTo } from '../people/visibility.ts';
 import type { FeeSchedule } from './capabilities.ts';
 
 export interface AccountRow {
@@ -50,7 +50,7 @@ function accountsVisibleTo(db: Kysely<DB>, caller: Caller) {
         selectFrom('jobs')
           .select(sql`1`.as('one'))
           .whereRef('jobs.earnings_balance_account_id', '=', 'accounts.id')
-          .where(organizationVisibleTo(caller, 'jobs.organization_id')),
+          .where(organizationLinkedTo(caller.clientId, 'jobs.organization_id')),
       ),
     );
 }

@@ -6,30 +6,21 @@ import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
   bodyIdMustMatch,
   LOOKUP_OR_USER_READ,
+  OneOf,
   RelationshipBody,
+  RelationshipSchema,
   ResourceIdParam,
   USER_WRITE,
   UuidString,
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
+import { ACTIVATION_STATUSES, DIRECT_DEPOSIT_STATUSES, WAGE_FREQUENCIES } from './job-values.ts';
 import { jobResource } from './serialize.ts';
 import { changeJob, jobNotFound, readJob } from './service.ts';
 import { findVisibleJobs, JOB_FILTER_FIELDS } from './store.ts';
 
 /** A list of jobs answers at most this many, oldest first. */
 export const JOBS_LIST_MAX = 1_000;
-
-const ACTIVATION_STATUSES = [
-  'DEACTIVATED',
-  'DEACTIVATION_PENDING',
-  'ACTIVATION_REQUIRED',
-  'ACTIVATION_UNDER_REVIEW',
-  'ACTIVATED',
-] as const;
-const literals = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
-
-const Relationship = (type: string) =>
-  Type.Object({ data: Type.Object({ type: Type.Literal(type), id: UuidString }) });
 
 const JobResource = Type.Object({
   type: Type.Literal('jobs'),
@@ -48,19 +39,19 @@ const JobResource = Type.Object({
     location: Type.Optional(Type.String()),
     title: Type.Union([Type.String(), Type.Null()]),
     department: Type.Union([Type.String(), Type.Null()]),
-    activation_status: literals(ACTIVATION_STATUSES),
+    activation_status: OneOf(ACTIVATION_STATUSES),
     wage_rate: Type.Object({
       amount: Type.Integer({ minimum: 0, description: 'Minor units (cents).' }),
       currency: Type.String({ minLength: 3, maxLength: 3 }),
-      frequency: literals(['HOURLY', 'WEEKLY', 'BIWEEKLY', 'TWICE_MONTHLY', 'MONTHLY', 'ANNUALLY']),
+      frequency: OneOf(WAGE_FREQUENCIES),
     }),
-    direct_deposit_status: literals(['SETUP_REQUIRED', 'SETUP_PENDING', 'SETUP_COMPLETE']),
+    direct_deposit_status: OneOf(DIRECT_DEPOSIT_STATUSES),
   }),
   relationships: Type.Object({
-    person: Relationship('people'),
-    organization: Relationship('organizations'),
-    direct_deposit_default_depository: Type.Optional(Relationship('accounts')),
-    direct_deposit_default_card: Type.Optional(Relationship('accounts')),
+    person: RelationshipSchema('people'),
+    organization: RelationshipSchema('organizations'),
+    direct_deposit_default_depository: Type.Optional(RelationshipSchema('accounts')),
+    direct_deposit_default_card: Type.Optional(RelationshipSchema('accounts')),
   }),
   links: Type.Object({ self: Type.String({ format: 'uri' }) }),
 });

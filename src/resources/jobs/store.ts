@@ -3,7 +3,7 @@ import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
-import { organizationVisibleTo } from '../people/visibility.ts';
+import { organizationLinkedTo } from '../people/visibility.ts';
 
 export interface JobRow {
   id: string;
@@ -64,7 +64,7 @@ function jobsVisibleTo(db: Kysely<DB>, caller: Caller) {
   const query = db.selectFrom('jobs').select(COLUMNS);
   return caller.kind === 'user'
     ? query.where('jobs.person_id', '=', caller.personId)
-    : query.where(organizationVisibleTo(caller, 'jobs.organization_id'));
+    : query.where(organizationLinkedTo(caller.clientId, 'jobs.organization_id'));
 }
 
 export async function findVisibleJobs(
