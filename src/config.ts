@@ -37,6 +37,24 @@ export interface Config {
   readonly oauth: OAuthConfig;
   readonly accounts: AccountsConfig;
   readonly cards: CardsConfig;
+  readonly money: MoneyConfig;
+}
+
+/** Advances, their idempotency keys, the sandbox rail and the scheduled money work. */
+export interface MoneyConfig {
+  /** How long a POST /rest/transfers answer is kept for replay under its Idempotency-Key. */
+  readonly idempotencyKeyTtlSeconds: number;
+  /** How long a key stays locked by a request that never finished (a crashed process) before a retry may run. */
+  readonly idempotencyLockSeconds: number;
+  /** An advance of the same amount to the same destination within this window is DUPLICATE_TRANSFER. */
+  readonly duplicateTransferWindowSeconds: number;
+  /** The sandbox rail settles WITHIN_THIRTY_MINUTES advances this long after submission. */
+  readonly sandboxInstantSettleSeconds: number;
+  /** Run scheduled work (daily accrual, settlement, payday) in this process. */
+  readonly schedulerEnabled: boolean;
+  readonly schedulerTickMs: number;
+  /** Local time (organization time zone) after which the daily accrual and payday run. */
+  readonly dailyRunAt: string;
 }
 
 /** A key with its id, so that keys can rotate: the first of a list is used for new data, all of them to read. */
@@ -164,6 +182,15 @@ export function loadConfig(env: Env = process.env): Config {
       tokensPerIpPerMinute: read.integer('EWA_CARD_TOKENS_PER_IP_PER_MINUTE', 10, 1, 100_000),
       tokensPerCardPerMinute: read.integer('EWA_CARD_TOKENS_PER_CARD_PER_MINUTE', 3, 1, 100_000),
     },
+    money: {
+      idempotencyKeyTtlSeconds: read.integer('EWA_IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
+      idempotencyLockSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
+      duplicateTransferWindowSeconds: read.integer('EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS', 60, 0, 86_400),
+      sandboxInstantSettleSeconds: read.integer('EWA_SANDBOX_INSTANT_SETTLE_SECONDS', 120, 0, 1800),
+      schedulerEnabled: read.boolean('EWA_SCHEDULER', true),
+      schedulerTickMs: read.integer('EWA_SCHEDULER_TICK_MS', 30_000, 100, 3_600_000),
+      dailyRunAt: localTimeOf(read.string('EWA_DAILY_RUN_AT', '01:00')),
+    },
   };
   checkProduction(config);
   return deepFreeze(config);
@@ -190,6 +217,12 @@ function checkProduction(config: Config): void {
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+function localTimeOf(value: string): string {
+  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(value))
+    throw new ConfigError(`EWA_DAILY_RUN_AT must be a local time HH:MM such as 01:00 (got ${value}).`);
+  return value;
 }
 
 function dataDirOf(value: string): string {

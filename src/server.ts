@@ -8,6 +8,7 @@ import Fastify, {
 import { adminRoutes } from './admin/routes.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { createMoneyCore, type MoneyCore } from './earnings/money-core.ts';
 import { authApp } from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
 import { ensureSigningKey } from './oauth/signing-keys.ts';
@@ -20,11 +21,14 @@ import { loggerOptions } from './platform/logger.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
 import { RevocationList } from './platform/revocations.ts';
+import type { PaymentRail } from './rails/payment-rail.ts';
 import { accountRoutes } from './resources/accounts/routes.ts';
 import { healthRoutes } from './resources/health/routes.ts';
 import { jobRoutes } from './resources/jobs/routes.ts';
 import { organizationRoutes } from './resources/organizations/routes.ts';
+import { paycheckRoutes } from './resources/paychecks/routes.ts';
 import { peopleRoutes } from './resources/people/routes.ts';
+import { transferRoutes } from './resources/transfers/routes.ts';
 import { CardTokenKeys } from './tokenization/card-token.ts';
 import { CardTokenizer } from './tokenization/card-tokenizer.ts';
 import { CorsPolicy } from './tokenization/cors-policy.ts';
@@ -39,11 +43,15 @@ export interface ServerDeps {
   now?: () => Date;
   /** Off only to measure what the bearer check costs (benchmarks). */
   bearerCheck?: boolean;
+  /** The payment rail; the sandbox rail when absent. */
+  rail?: PaymentRail;
   /** More routes for the REST listener, registered inside the JSON:API platform (embedding, tests). */
   extraApiRoutes?: FastifyPluginAsync;
 }
 
 export interface Servers {
+  /** The money services the scheduled work shares with the API. */
+  money: MoneyCore;
   api: FastifyInstance;
   auth: FastifyInstance;
   payments: FastifyInstance;
@@ -92,6 +100,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     errorsBaseUrl: config.api.publicUrl,
   };
 
+  const money = createMoneyCore(db, config, deps.rail);
+
   const api = Fastify(fastifyOptions(config, deps, 'api'));
   api.addHook('onClose', async () => revocations.stop());
   await api.register(accessLogPlugin);
@@ -104,7 +114,18 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(adminRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
+  await api.register(paycheckRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(accountRoutes, { db, config, now, cardTokenKeys });
+  await api.register(transferRoutes, {
+    db,
+    baseUrl: config.api.publicUrl,
+    now,
+    transfers: money.transfers,
+    idempotency: {
+      ttlMs: config.money.idempotencyKeyTtlSeconds * 1000,
+      lockMs: config.money.idempotencyLockSeconds * 1000,
+    },
+  });
   await api.register(cardTokenRoutes, { ...cardTokens, path: '/cards/generic' });
   if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 
@@ -127,5 +148,5 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
-  return { api, auth, payments };
+  return { money, api, auth, payments };
 }

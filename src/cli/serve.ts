@@ -1,3 +1,5 @@
+import { moneyJobs } from '../jobs/money-jobs.ts';
+import { Scheduler } from '../jobs/scheduler.ts';
 import { demoCredentials, seedDemoDataOnce } from '../seed/demo.ts';
 import { buildServer } from '../server.ts';
 import { type Command, writeLine } from './command.ts';
@@ -21,6 +23,14 @@ export const serveCommand: Command = {
     }
     const servers = await buildServer(config, { database });
     const apps = [servers.api, servers.auth, servers.payments];
+    // Every process may run the scheduler: scheduled_runs makes each run happen once across all of them.
+    const scheduler = new Scheduler({
+      db: database.db,
+      now: () => new Date(),
+      logger: servers.api.log,
+      tickMs: config.money.schedulerTickMs,
+    });
+    for (const job of moneyJobs(servers.money, config)) scheduler.register(job);
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -34,7 +44,7 @@ export const serveCommand: Command = {
         process.exit(1);
       }, config.shutdownTimeoutMs);
       force.unref();
-      await Promise.all(apps.map((app) => app.close()));
+      await Promise.all([...apps.map((app) => app.close()), scheduler.stop()]);
       await database.close();
       process.exit(0);
     };
@@ -49,6 +59,7 @@ export const serveCommand: Command = {
       await database.close();
       throw error;
     }
+    if (config.money.schedulerEnabled) scheduler.start();
     const where =
       config.database.kind === 'pglite' ? `embedded, in ${config.database.dataDir}` : 'PostgreSQL';
     writeLine(

@@ -110,6 +110,13 @@ export interface PaychecksTable {
   employer_withholdings_minor: Generated<number>;
   net_earnings_minor: Generated<number>;
   total_debited_minor: Generated<number>;
+  accessible_minor: Generated<number>;
+  payout_account_id: string | null;
+  payout_minor: number | null;
+  payout_rail_reference: string | null;
+  payout_settle_after: Date | null;
+  payout_held_reason: string | null;
+  deposited_at: Date | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -16,13 +16,13 @@ export interface Organization {
 type PolicyRow = Record<string, unknown>;
 
 // The anchor is a date column; as text it stays a calendar day on both drivers instead of a local-midnight Date.
-const POLICY_COLUMNS = POLICY_KEYS.map((key) => POLICY_FIELDS[key].name).map((column) =>
+export const POLICY_COLUMNS = POLICY_KEYS.map((key) => POLICY_FIELDS[key].name).map((column) =>
   column === 'pay_calendar_anchor'
     ? sql`p.pay_calendar_anchor::text as pay_calendar_anchor`
     : sql`p.${sql.ref(column)} as ${sql.ref(column)}`,
 );
 
-function toPolicy(row: PolicyRow): OrganizationPolicy {
+export function toPolicy(row: PolicyRow): OrganizationPolicy {
   const policy = {} as Record<string, unknown>;
   for (const key of POLICY_KEYS) {
     const value = row[POLICY_FIELDS[key].name];

@@ -94,12 +94,17 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
   });
 }
 
-function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError, baseUrl: string): void {
-  const body = errorDocument(error, {
+/** The error document of this request, as the error handler would write it. */
+export function errorDocumentFor(request: FastifyRequest, error: AppError, baseUrl: string) {
+  return errorDocument(error, {
     requestId: request.id,
     traceId: traceIdOf(request.headers.traceparent),
     baseUrl,
   });
+}
+
+function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError, baseUrl: string): void {
+  const body = errorDocumentFor(request, error, baseUrl);
   if (
     (error.code === 'INVALID_TOKEN' || error.code === 'UNAUTHORIZED') &&
     !error.headers?.['WWW-Authenticate']

@@ -59,14 +59,21 @@ export function readListQuery(
   return { filters, filter };
 }
 
+const COMPARISONS = { gt: '>', gte: '>=', lt: '<' } as const;
+
 /** Every filter of the query as one SQL condition (AND of all of them); `true` when there are none. */
 export function listQuerySql(query: ListQuery, fields: FilterQueryFields): RawBuilder<SqlBool> {
-  const conditions = query.filters.map((filter) =>
-    filterQuerySql(
-      { kind: 'match', field: filter.field, operator: 'equals', value: String(filter.value) },
-      fields,
-    ),
-  );
+  const conditions = query.filters.map((filter) => {
+    const column = fields[filter.field]?.column;
+    if (filter.operator === 'eq' || !column)
+      return filterQuerySql(
+        { kind: 'match', field: filter.field, operator: 'equals', value: String(filter.value) },
+        fields,
+      );
+    const value = filter.value instanceof Date ? filter.value.toISOString() : filter.value;
+    const operator = COMPARISONS[filter.operator];
+    return sql<SqlBool>`${sql.ref(column)} ${sql.raw(operator)} ${value}`;
+  });
   if (query.filter) conditions.push(filterQuerySql(query.filter, fields));
   return conditions.length === 0 ? sql<SqlBool>`true` : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
 }

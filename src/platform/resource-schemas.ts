@@ -58,6 +58,12 @@ export const LOOKUP_OR_USER_READ = {
   ] as OpenApiSecurity,
 };
 
+/** What only the person reads (transfers, paychecks): their own token with user:read. */
+export const USER_READ = {
+  config: [{ kind: 'user' as const, scopes: ['user:read'] }],
+  openApi: [{ oauth_user_token: ['user:read'] }] as OpenApiSecurity,
+};
+
 /** Every change a person makes: their own token with user:read_write. */
 export const USER_WRITE = {
   config: [{ kind: 'user' as const, scopes: ['user:read_write'] }],

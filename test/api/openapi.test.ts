@@ -63,7 +63,15 @@ test('every operation served has the path, method, operationId and security of t
   }
   const { api } = await buildTestApp(t);
   const document = (await api.inject({ url: '/rest/openapi.json' })).json();
-  const served = ['/rest/health', '/rest/organizations', '/rest/people', '/rest/jobs', '/rest/accounts'];
+  const served = [
+    '/rest/health',
+    '/rest/organizations',
+    '/rest/people',
+    '/rest/jobs',
+    '/rest/accounts',
+    '/rest/paychecks',
+    '/rest/transfers',
+  ];
   let compared = 0;
   for (const [path, item] of Object.entries(reference.paths)) {
     if (!served.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) continue;
@@ -78,10 +86,16 @@ test('every operation served has the path, method, operationId and security of t
   }
   assert.equal(
     compared,
-    12,
-    'health, two organizations, two people, three jobs and four accounts operations',
+    17,
+    'health, two organizations, two people, three jobs, four accounts, two paychecks and three transfers operations',
   );
-  for (const path of ['/rest/organizations', '/rest/jobs', '/rest/accounts']) {
+  for (const path of [
+    '/rest/organizations',
+    '/rest/jobs',
+    '/rest/accounts',
+    '/rest/paychecks',
+    '/rest/transfers',
+  ]) {
     assert.match(document.paths[path].get.description, /At most 1000 /, `the bound of ${path}`);
   }
 });

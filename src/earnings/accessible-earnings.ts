@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Tx } from '../db/transaction.ts';
+import { ensureOwnedLedgerAccounts } from '../ledger/ledger-accounts.ts';
+import { type Movement, postMovements } from '../ledger/posting.ts';
+import type { JobTerms } from './job-terms.ts';
+import { accessibleShareMinor } from './paycheck-math.ts';
+import type { PaycheckRow } from './paychecks.ts';
+
+/**
+ * Credits each open paycheck's newly accessible share to its job's earnings balance, as a paycheck-origin transfer
+ * (origin = the paycheck, destination = the earnings balance, settled at once) with its ledger posting. The caller
+ * holds the locks of the people concerned and passes the paycheck rows it locked. Returns the total credited.
+ */
+export async function creditAccessibleEarnings(
+  tx: Tx,
+  paychecks: readonly PaycheckRow[],
+  termsByJob: ReadonlyMap<string, JobTerms>,
+  now: Date,
+): Promise<number> {
+  const credits: { paycheck: PaycheckRow; accountId: string; amountMinor: number }[] = [];
+  for (const paycheck of paychecks) {
+    const terms = termsByJob.get(paycheck.job_id);
+    if (!terms?.earningsBalanceAccountId || paycheck.status !== 'ESTIMATED') continue;
+    const target = accessibleShareMinor(paycheck.net_earnings_minor, terms.policy.accessRateBp);
+    const amountMinor = target - paycheck.accessible_minor;
+    if (amountMinor > 0) credits.push({ paycheck, accountId: terms.earningsBalanceAccountId, amountMinor });
+  }
+  if (credits.length === 0) return 0;
+  const balanceLedger = await ensureOwnedLedgerAccounts(
+    tx,
+    'account',
+    credits.map((c) => ({ id: c.accountId, currency: c.paycheck.currency })),
+  );
+  const clearingLedger = await ensureOwnedLedgerAccounts(
+    tx,
+    'paycheck',
+    credits.map((c) => ({ id: c.paycheck.id, currency: c.paycheck.currency })),
+  );
+  const transfers = credits.map((c) => ({ ...c, transferId: randomUUID() }));
+  const at = now.toISOString();
+  await sql`insert into transfers (id, person_id, origin_paycheck_id, destination_account_id, amount_minor,
+      fee_minor, currency, schedule, status, submitted_at, resolved_at)
+    select t.id, t.person_id, t.paycheck_id, t.account_id, t.amount, 0, t.currency, 'WITHIN_THIRTY_MINUTES',
+      'SETTLED', ${at}::timestamptz, ${at}::timestamptz
+    from unnest(${transfers.map((t) => t.transferId)}::uuid[], ${transfers.map((t) => t.paycheck.person_id)}::uuid[],
+      ${transfers.map((t) => t.paycheck.id)}::uuid[], ${transfers.map((t) => t.accountId)}::uuid[],
+      ${transfers.map((t) => t.amountMinor)}::bigint[], ${transfers.map((t) => t.paycheck.currency)}::char(3)[])
+      as t(id, person_id, paycheck_id, account_id, amount, currency)`.execute(tx);
+  const movements: Movement[] = transfers.map((t) => ({
+    kind: 'EARNINGS_MADE_ACCESSIBLE',
+    transferId: t.transferId,
+    paycheckId: t.paycheck.id,
+    postedAt: now,
+    lines: [
+      {
+        ledgerAccountId: clearingLedger.get(t.paycheck.id) ?? '',
+        direction: 'DEBIT',
+        amountMinor: t.amountMinor,
+        currency: t.paycheck.currency,
+      },
+      {
+        ledgerAccountId: balanceLedger.get(t.accountId) ?? '',
+        direction: 'CREDIT',
+        amountMinor: t.amountMinor,
+        currency: t.paycheck.currency,
+      },
+    ],
+  }));
+  await postMovements(tx, movements);
+  await sql`update paychecks p set accessible_minor = p.accessible_minor + c.amount, updated_at = ${at}::timestamptz
+    from unnest(${transfers.map((t) => t.paycheck.id)}::uuid[], ${transfers.map((t) => t.amountMinor)}::bigint[])
+      as c(id, amount)
+    where p.id = c.id`.execute(tx);
+  return transfers.reduce((sum, t) => sum + t.amountMinor, 0);
+}

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { type Tx, withTransaction } from '../db/transaction.ts';
+import { ensureOwnedLedgerAccounts, type SystemLedger } from '../ledger/ledger-accounts.ts';
+import { type Movement, postMovements } from '../ledger/posting.ts';
+import { creditAccessibleEarnings } from './accessible-earnings.ts';
+import { type JobTerms, loadJobTerms, lockPeople, payCalendarOf } from './job-terms.ts';
+import { payPeriodContaining } from './pay-periods.ts';
+import { paycheckFigures } from './paycheck-math.ts';
+import { ensurePaychecks, type PaycheckRow, paycheckKey } from './paychecks.ts';
+
+export type EarningsSource = 'SHIFT' | 'SALARY' | 'ADJUSTMENT';
+
+/** One shift or day of salary, already checked: the job exists and the amount is in the job's currency. */
+export interface EarningsInput {
+  jobId: string;
+  /** The employer's id of the row; a second row with the same id for the same job is a duplicate, not new pay. */
+  externalId: string;
+  workedOn: string;
+  hoursHundredths: number | null;
+  amountMinor: number;
+  source: EarningsSource;
+}
+
+/** RECORDED; DUPLICATE (this id was recorded before); PERIOD_CLOSED (its paycheck is past ESTIMATED). */
+export type EarningsOutcome = 'RECORDED' | 'DUPLICATE' | 'PERIOD_CLOSED' | 'UNKNOWN_JOB';
+
+export interface RecordedEarnings {
+  outcomes: EarningsOutcome[];
+  recordedMinor: number;
+  /** What became accessible in earnings balances as a result. */
+  creditedMinor: number;
+}
+
+/**
+ * Records earnings in one transaction: each lands on the paycheck of its job and pay period (created ESTIMATED
+ * when new), raises the paycheck's gross, estimated withholdings and net, posts the net to the paycheck's clearing
+ * account against the employer's payroll clearing, and credits the newly accessible share to the earnings balance.
+ */
+export class EarningsRecorder {
+  readonly #db: Db;
+  readonly #ledger: SystemLedger;
+
+  constructor(db: Db, ledger: SystemLedger) {
+    this.#db = db;
+    this.#ledger = ledger;
+  }
+
+  async record(inputs: readonly EarningsInput[], now: Date): Promise<RecordedEarnings> {
+    const terms = await loadJobTerms(
+      this.#db,
+      inputs.map((input) => input.jobId),
+    );
+    const system = await this.#ledger.accountsForMany(
+      [...terms.values()].map((t) => ({ organizationId: t.organizationId, currency: t.policy.currency })),
+    );
+    return withTransaction(this.#db, (tx) => recordIn(tx, inputs, terms, system, now));
+  }
+}
+
+async function recordIn(
+  tx: Tx,
+  inputs: readonly EarningsInput[],
+  terms: ReadonlyMap<string, JobTerms>,
+  system: ReadonlyMap<string, { EMPLOYER_PAYROLL_CLEARING: string }>,
+  now: Date,
+): Promise<RecordedEarnings> {
+  await lockPeople(
+    tx,
+    [...terms.values()].map((t) => t.personId),
+  );
+  const placed = inputs.map((input) => {
+    const job = terms.get(input.jobId);
+    if (!job) return undefined;
+    const period = payPeriodContaining(payCalendarOf(job.policy), input.workedOn);
+    return { input, job, period, key: paycheckKey(job.jobId, period.startsAt) };
+  });
+  const paychecks = await ensurePaychecks(
+    tx,
+    placed.flatMap((p) =>
+      p
+        ? [
+            {
+              jobId: p.job.jobId,
+              personId: p.job.personId,
+              currency: p.job.policy.currency,
+              period: p.period,
+            },
+          ]
+        : [],
+    ),
+  );
+  const outcomes: EarningsOutcome[] = placed.map((p) => {
+    if (!p) return 'UNKNOWN_JOB';
+    return paychecks.get(p.key)?.status === 'ESTIMATED' ? 'RECORDED' : 'PERIOD_CLOSED';
+  });
+  const candidates = placed.flatMap((p, index) =>
+    p && outcomes[index] === 'RECORDED' ? [{ ...p, index, id: randomUUID() }] : [],
+  );
+  const inserted = new Set<string>();
+  if (candidates.length > 0) {
+    const { rows } = await sql<{
+      job_id: string;
+      external_id: string;
+      id: string;
+    }>`insert into earnings (id, job_id,
+        paycheck_id, external_id, worked_on, hours_hundredths, amount_minor, currency, source)
+      select * from unnest(${candidates.map((c) => c.id)}::uuid[], ${candidates.map((c) => c.job.jobId)}::uuid[],
+        ${candidates.map((c) => paychecks.get(c.key)?.id ?? null)}::uuid[],
+        ${candidates.map((c) => c.input.externalId)}::text[], ${candidates.map((c) => c.input.workedOn)}::date[],
+        ${candidates.map((c) => c.input.hoursHundredths)}::integer[],
+        ${candidates.map((c) => c.input.amountMinor)}::bigint[],
+        ${candidates.map((c) => c.job.policy.currency)}::char(3)[], ${candidates.map((c) => c.input.source)}::text[])
+      on conflict (job_id, external_id) do nothing
+      returning id`.execute(tx);
+    for (const row of rows) inserted.add(row.id);
+  }
+  const grossDelta = new Map<string, number>();
+  let recordedMinor = 0;
+  for (const c of candidates) {
+    if (!inserted.has(c.id)) {
+      outcomes[c.index] = 'DUPLICATE';
+      continue;
+    }
+    recordedMinor += c.input.amountMinor;
+    grossDelta.set(c.key, (grossDelta.get(c.key) ?? 0) + c.input.amountMinor);
+  }
+  const changed: PaycheckRow[] = [];
+  const movements: Movement[] = [];
+  const clearing = await ensureOwnedLedgerAccounts(
+    tx,
+    'paycheck',
+    [...grossDelta.keys()].map((key) => {
+      const row = paychecks.get(key) as PaycheckRow;
+      return { id: row.id, currency: row.currency };
+    }),
+  );
+  for (const [key, delta] of grossDelta) {
+    const row = paychecks.get(key) as PaycheckRow;
+    const job = terms.get(row.job_id) as JobTerms;
+    const figures = paycheckFigures(row.gross_earnings_minor + delta, job.policy.withholdingEstimateBp);
+    const netDelta = figures.netMinor - row.net_earnings_minor;
+    changed.push({
+      ...row,
+      gross_earnings_minor: figures.grossMinor,
+      employer_withholdings_minor: figures.withholdingsMinor,
+      net_earnings_minor: figures.netMinor,
+    });
+    const employer = system.get(`${job.organizationId}/${row.currency}`)?.EMPLOYER_PAYROLL_CLEARING ?? '';
+    movements.push({
+      kind: 'EARNINGS_ACCRUED',
+      paycheckId: row.id,
+      postedAt: now,
+      lines: [
+        { ledgerAccountId: employer, direction: 'DEBIT', amountMinor: netDelta, currency: row.currency },
+        {
+          ledgerAccountId: clearing.get(row.id) ?? '',
+          direction: 'CREDIT',
+          amountMinor: netDelta,
+          currency: row.currency,
+        },
+      ],
+    });
+  }
+  if (changed.length > 0) {
+    await sql`update paychecks p set gross_earnings_minor = c.gross, employer_withholdings_minor = c.withheld,
+        net_earnings_minor = c.net, updated_at = ${now.toISOString()}::timestamptz
+      from unnest(${changed.map((c) => c.id)}::uuid[], ${changed.map((c) => c.gross_earnings_minor)}::bigint[],
+        ${changed.map((c) => c.employer_withholdings_minor)}::bigint[],
+        ${changed.map((c) => c.net_earnings_minor)}::bigint[]) as c(id, gross, withheld, net)
+      where p.id = c.id`.execute(tx);
+    await postMovements(tx, movements);
+  }
+  const creditedMinor = await creditAccessibleEarnings(tx, changed, terms, now);
+  return { outcomes, recordedMinor, creditedMinor };
+}

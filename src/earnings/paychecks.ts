@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Tx } from '../db/transaction.ts';
+import { ensureOwnedLedgerAccounts } from '../ledger/ledger-accounts.ts';
+import type { PayPeriod } from './pay-periods.ts';
+
+export interface PaycheckRow {
+  id: string;
+  job_id: string;
+  person_id: string;
+  status: string;
+  pay_period_starts_at: Date;
+  pay_period_ends_at: Date;
+  deposit_expected_at: Date;
+  currency: string;
+  gross_earnings_minor: number;
+  employer_withholdings_minor: number;
+  net_earnings_minor: number;
+  total_debited_minor: number;
+  accessible_minor: number;
+}
+
+export interface PaycheckWanted {
+  jobId: string;
+  personId: string;
+  currency: string;
+  period: PayPeriod;
+}
+
+/**
+ * The paychecks of these (job, period) pairs, created ESTIMATED where missing, each with its clearing account in
+ * the ledger. Keyed `${jobId}/${startsAt ISO}`. The caller holds the people's locks, so no one else creates them.
+ */
+export async function ensurePaychecks(
+  tx: Tx,
+  wanted: readonly PaycheckWanted[],
+): Promise<Map<string, PaycheckRow>> {
+  const byKey = new Map<string, PaycheckWanted>();
+  for (const w of wanted) byKey.set(paycheckKey(w.jobId, w.period.startsAt), w);
+  const all = [...byKey.values()];
+  if (all.length === 0) return new Map();
+  const fresh = all.map((w) => ({ ...w, id: randomUUID() }));
+  await sql`insert into paychecks (id, job_id, person_id, pay_period_starts_at, pay_period_ends_at,
+      deposit_expected_at, currency)
+    select * from unnest(${fresh.map((w) => w.id)}::uuid[], ${fresh.map((w) => w.jobId)}::uuid[],
+      ${fresh.map((w) => w.personId)}::uuid[], ${fresh.map((w) => w.period.startsAt.toISOString())}::timestamptz[],
+      ${fresh.map((w) => w.period.endsAt.toISOString())}::timestamptz[],
+      ${fresh.map((w) => w.period.depositExpectedAt.toISOString())}::timestamptz[],
+      ${fresh.map((w) => w.currency)}::char(3)[])
+    on conflict (job_id, pay_period_starts_at) do nothing`.execute(tx);
+  const { rows } = await sql<PaycheckRow>`select p.* from paychecks p
+    join unnest(${all.map((w) => w.jobId)}::uuid[], ${all.map((w) => w.period.startsAt.toISOString())}::timestamptz[])
+      as w(job_id, starts_at) on p.job_id = w.job_id and p.pay_period_starts_at = w.starts_at
+    for update of p`.execute(tx);
+  await ensureOwnedLedgerAccounts(
+    tx,
+    'paycheck',
+    rows.map((row) => ({ id: row.id, currency: row.currency.trim() })),
+  );
+  return new Map(rows.map((row) => [paycheckKey(row.job_id, row.pay_period_starts_at), normalize(row)]));
+}
+
+export function paycheckKey(jobId: string, startsAt: Date): string {
+  return `${jobId}/${startsAt.toISOString()}`;
+}
+
+export function normalize(row: PaycheckRow): PaycheckRow {
+  return { ...row, currency: row.currency.trim() };
+}

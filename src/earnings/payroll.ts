@@ -1,0 +1,222 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { type Tx, withTransaction } from '../db/transaction.ts';
+import {
+  ensureOwnedLedgerAccounts,
+  type SystemAccounts,
+  type SystemLedger,
+} from '../ledger/ledger-accounts.ts';
+import { type Movement, postMovements } from '../ledger/posting.ts';
+import type { PaymentRail } from '../rails/payment-rail.ts';
+import { lockPeople } from './job-terms.ts';
+
+export interface PayrollReport {
+  /** Paychecks whose period ended and that moved from ESTIMATED to PROCESSING in this run. */
+  closed: number;
+  /** Paychecks paid out: the remainder sent (IN_TRANSIT), or nothing left to send (DEPOSITED). */
+  paid: number;
+  /** Paychecks that wait: no default account to pay into, or advances they fund still PENDING. */
+  held: number;
+}
+
+export type PayrollProgress = (done: number, total: number) => void;
+
+/** Why a paycheck waits; an operator reads these in `payout_held_reason`. */
+export const HELD_NO_ACCOUNT = 'NO_DEFAULT_ACCOUNT';
+export const HELD_PENDING_ADVANCES = 'PENDING_ADVANCES';
+
+interface Candidate {
+  id: string;
+  person_id: string;
+}
+
+interface PayrollRow {
+  id: string;
+  job_id: string;
+  person_id: string;
+  organization_id: string;
+  currency: string;
+  net_earnings_minor: number;
+  total_debited_minor: number;
+  accessible_minor: number;
+  deposit_expected_at: Date;
+  earnings_balance_account_id: string | null;
+  payout_account_id: string | null;
+  payout_type: 'DEPOSITORY' | 'CARD' | null;
+  has_pending_advances: boolean;
+}
+
+/**
+ * Payday. Closes every pay period that has ended (ESTIMATED → PROCESSING), then pays each PROCESSING paycheck:
+ * the share of it still in the earnings balance leaves the balance (which returns to zero for that period), the
+ * employer funds the net pay, and net pay − total_debited goes to the job's default depository (the default card
+ * when there is none) through the rail: IN_TRANSIT until the rail delivers, then DEPOSITED (settlement job).
+ *
+ * Idempotent and resumable: each batch is one transaction that moves its paychecks out of PROCESSING together with
+ * their postings, so a second run, or a run after a crash, finds only what is left and never pays twice.
+ */
+export async function runPayroll(
+  db: Db,
+  ledger: SystemLedger,
+  rail: PaymentRail,
+  now: Date,
+  options: { batchSize?: number; onProgress?: PayrollProgress } = {},
+): Promise<PayrollReport> {
+  const batchSize = options.batchSize ?? 1000;
+  const at = now.toISOString();
+  const closed = await sql`update paychecks set status = 'PROCESSING', updated_at = ${at}::timestamptz
+    where status = 'ESTIMATED' and pay_period_ends_at <= ${at}::timestamptz`.execute(db);
+  const report: PayrollReport = { closed: Number(closed.numAffectedRows ?? 0), paid: 0, held: 0 };
+  const { rows: count } = await sql<{ n: number }>`select count(*)::integer as n from paychecks
+    where status = 'PROCESSING'`.execute(db);
+  const total = Number(count[0]?.n ?? 0);
+  let after = '00000000-0000-0000-0000-000000000000';
+  let done = 0;
+  options.onProgress?.(0, total);
+  for (;;) {
+    const { rows: batch } = await sql<Candidate>`select id, person_id from paychecks
+      where status = 'PROCESSING' and id > ${after}::uuid order by id limit ${batchSize}`.execute(db);
+    if (batch.length === 0) break;
+    after = batch[batch.length - 1]!.id;
+    const rows = await loadPayrollRows(db, batch);
+    const system = await ledger.accountsForMany(
+      rows.map((row) => ({ organizationId: row.organization_id, currency: row.currency })),
+    );
+    const outcome = await withTransaction(db, (tx) => payBatch(tx, batch, system, rail, now));
+    report.paid += outcome.paid;
+    report.held += outcome.held;
+    done += batch.length;
+    options.onProgress?.(Math.min(done, total), total);
+  }
+  return report;
+}
+
+async function loadPayrollRows(db: Db | Tx, batch: readonly Candidate[]): Promise<PayrollRow[]> {
+  const { rows } = await sql<PayrollRow>`select p.id, p.job_id, p.person_id, j.organization_id,
+      trim(p.currency) as currency, p.net_earnings_minor, p.total_debited_minor, p.accessible_minor,
+      p.deposit_expected_at, j.earnings_balance_account_id,
+      coalesce(dep.id, card.id) as payout_account_id, coalesce(dep.account_type, card.account_type) as payout_type,
+      exists (select 1 from funding_sources f join transfers t on t.id = f.transfer_id
+        where f.paycheck_id = p.id and f.stage = 'ESTIMATED' and t.status = 'PENDING') as has_pending_advances
+    from paychecks p join jobs j on j.id = p.job_id
+      left join accounts dep on dep.id = j.direct_deposit_default_depository_id and dep.deleted_at is null
+      left join accounts card on card.id = j.direct_deposit_default_card_id and card.deleted_at is null
+    where p.id = any(${batch.map((c) => c.id)}::uuid[]) and p.status = 'PROCESSING'
+    order by p.id`.execute(db);
+  return rows;
+}
+
+async function payBatch(
+  tx: Tx,
+  batch: readonly Candidate[],
+  system: ReadonlyMap<string, SystemAccounts>,
+  rail: PaymentRail,
+  now: Date,
+): Promise<{ paid: number; held: number }> {
+  await lockPeople(
+    tx,
+    batch.map((c) => c.person_id),
+  );
+  // Read again under the locks: another run may have paid some, and advances may have moved the figures.
+  const rows = await loadPayrollRows(tx, batch);
+  const held = rows.filter((row) => row.has_pending_advances || !row.payout_account_id);
+  const payable = rows.filter((row) => !row.has_pending_advances && row.payout_account_id);
+  const at = now.toISOString();
+  if (held.length > 0)
+    await sql`update paychecks p set payout_held_reason = h.reason, updated_at = ${at}::timestamptz
+      from unnest(${held.map((row) => row.id)}::uuid[],
+        ${held.map((row) => (row.has_pending_advances ? HELD_PENDING_ADVANCES : HELD_NO_ACCOUNT))}::text[])
+        as h(id, reason)
+      where p.id = h.id`.execute(tx);
+  if (payable.length === 0) return { paid: 0, held: held.length };
+  const clearing = await ensureOwnedLedgerAccounts(
+    tx,
+    'paycheck',
+    payable.map((row) => ({ id: row.id, currency: row.currency })),
+  );
+  const balances = await ensureOwnedLedgerAccounts(
+    tx,
+    'account',
+    payable.flatMap((row) =>
+      row.earnings_balance_account_id
+        ? [{ id: row.earnings_balance_account_id, currency: row.currency }]
+        : [],
+    ),
+  );
+  const movements: Movement[] = [];
+  const payouts: { id: string; payout: number; reference: string | null; settleAfter: Date | null }[] = [];
+  for (const row of payable) {
+    const accounts = system.get(`${row.organization_id}/${row.currency}`);
+    if (!accounts) throw new Error(`no system accounts for ${row.organization_id}/${row.currency}`);
+    const untaken = row.accessible_minor - row.total_debited_minor;
+    const payout = row.net_earnings_minor - row.total_debited_minor;
+    if (untaken < 0 || payout < 0) throw new Error(`paycheck ${row.id} took more than it made accessible`);
+    const c = row.currency;
+    const clearingId = clearing.get(row.id) ?? '';
+    const lines: Movement['lines'] = [
+      {
+        ledgerAccountId: row.earnings_balance_account_id
+          ? (balances.get(row.earnings_balance_account_id) ?? '')
+          : '',
+        direction: 'DEBIT',
+        amountMinor: untaken,
+        currency: c,
+      },
+      { ledgerAccountId: clearingId, direction: 'CREDIT', amountMinor: untaken, currency: c },
+      { ledgerAccountId: clearingId, direction: 'DEBIT', amountMinor: payout, currency: c },
+      {
+        ledgerAccountId: row.payout_type === 'CARD' ? accounts.EXTERNAL_CARD : accounts.EXTERNAL_BANK,
+        direction: 'CREDIT',
+        amountMinor: payout,
+        currency: c,
+      },
+      {
+        ledgerAccountId: accounts.PROVIDER_FUNDING,
+        direction: 'DEBIT',
+        amountMinor: row.net_earnings_minor,
+        currency: c,
+      },
+      {
+        ledgerAccountId: accounts.EMPLOYER_PAYROLL_CLEARING,
+        direction: 'CREDIT',
+        amountMinor: row.net_earnings_minor,
+        currency: c,
+      },
+    ];
+    movements.push({ kind: 'PAYDAY', paycheckId: row.id, postedAt: now, lines });
+    if (payout === 0) {
+      payouts.push({ id: row.id, payout, reference: null, settleAfter: null });
+      continue;
+    }
+    const submission = rail.submit({
+      reference: row.id,
+      purpose: 'PAYCHECK',
+      requestedAmountMinor: payout,
+      deliveredAmountMinor: payout,
+      currency: c,
+      schedule: 'NEXT_BUSINESS_DAY',
+      destinationKind: row.payout_type ?? 'DEPOSITORY',
+      submittedAt: now,
+      notBefore: row.deposit_expected_at,
+    });
+    payouts.push({
+      id: row.id,
+      payout,
+      reference: submission.railReference,
+      settleAfter: submission.settleAfter,
+    });
+  }
+  await postMovements(tx, movements);
+  const accountOf = new Map(payable.map((row) => [row.id, row.payout_account_id]));
+  await sql`update paychecks p set
+      status = case when o.payout = 0 then 'DEPOSITED' else 'IN_TRANSIT' end,
+      deposited_at = case when o.payout = 0 then ${at}::timestamptz else null end,
+      payout_account_id = o.account_id, payout_minor = o.payout, payout_rail_reference = o.reference,
+      payout_settle_after = o.settle_after, payout_held_reason = null, updated_at = ${at}::timestamptz
+    from unnest(${payouts.map((p) => p.id)}::uuid[], ${payouts.map((p) => accountOf.get(p.id) ?? null)}::uuid[],
+      ${payouts.map((p) => p.payout)}::bigint[], ${payouts.map((p) => p.reference)}::text[],
+      ${payouts.map((p) => p.settleAfter?.toISOString() ?? null)}::timestamptz[])
+      as o(id, account_id, payout, reference, settle_after)
+    where p.id = o.id`.execute(tx);
+  return { paid: payouts.length, held: held.length };
+}

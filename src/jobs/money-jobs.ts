@@ -1,0 +1,41 @@
+import type { Config } from '../config.ts';
+import type { MoneyCore } from '../earnings/money-core.ts';
+import { runPayroll } from '../earnings/payroll.ts';
+import { accrueSalaries } from '../earnings/salary-accrual.ts';
+import { settleDue } from '../earnings/settlement.ts';
+import { IdempotencyKeys } from '../platform/idempotency.ts';
+import { everyMinutesRunKey, type ScheduledJob } from './scheduler.ts';
+
+/**
+ * The scheduled money work. Each is safe to repeat (it does only what is left), so short run keys are fine: the
+ * rail is asked every minute, salaries and payday every hour (each organization's local day turns at its own hour).
+ */
+export function moneyJobs(core: MoneyCore, config: Config): ScheduledJob[] {
+  const keys = new IdempotencyKeys(core.db, {
+    ttlMs: config.money.idempotencyKeyTtlSeconds * 1000,
+    lockMs: config.money.idempotencyLockSeconds * 1000,
+  });
+  return [
+    {
+      name: 'settle-due',
+      runKeyAt: (now) => everyMinutesRunKey(now, 1),
+      staleAfterMs: 10 * 60_000,
+      run: async ({ now }) => ({ ...(await settleDue(core.db, core.ledger, core.rail, now)) }),
+    },
+    {
+      name: 'salary-accrual',
+      runKeyAt: (now) => everyMinutesRunKey(now, 60),
+      run: async ({ now }) => ({ ...(await accrueSalaries(core.db, core.earnings, now)) }),
+    },
+    {
+      name: 'payroll',
+      runKeyAt: (now) => everyMinutesRunKey(now, 60),
+      run: async ({ now }) => ({ ...(await runPayroll(core.db, core.ledger, core.rail, now)) }),
+    },
+    {
+      name: 'idempotency-key-purge',
+      runKeyAt: (now) => everyMinutesRunKey(now, 60),
+      run: async ({ now }) => ({ purged: await keys.purgeExpired(now) }),
+    },
+  ];
+}

@@ -1,0 +1,74 @@
+import type { Db } from '../db/database.ts';
+
+export type FinishedRunState = 'DONE' | 'FAILED';
+
+/**
+ * Claims the run `runKey` of `jobName` for this process, so that it runs once however many processes try it.
+ * The first claim inserts the row. A claim on a row that exists wins only if that row is FAILED, or RUNNING since
+ * before `now - staleAfterMs` (its process died); a DONE row is never claimed again. The takeover is a
+ * compare-and-set: the UPDATE's own WHERE holds the condition, and PostgreSQL re-checks it against the row as the
+ * first taker left it, so when several processes race for one row the first taker's fresh `started_at` makes every
+ * other one update nothing. No advisory locks: the SQL stays portable to distributed Postgres-compatible engines.
+ *
+ * `staleAfterMs` must exceed the job's longest run plus the clock skew between processes, or a slow but living
+ * run is taken over and its work done twice.
+ */
+export async function claimRun(
+  db: Db,
+  jobName: string,
+  runKey: string,
+  now: Date,
+  staleAfterMs: number,
+): Promise<boolean> {
+  if (!Number.isSafeInteger(staleAfterMs) || staleAfterMs <= 0) {
+    throw new RangeError(`staleAfterMs must be a positive whole number (got ${staleAfterMs}).`);
+  }
+  const inserted = await db
+    .insertInto('scheduled_runs')
+    .values({ job_name: jobName, run_key: runKey, state: 'RUNNING', started_at: now })
+    .onConflict((conflict) => conflict.columns(['job_name', 'run_key']).doNothing())
+    .returning('run_key')
+    .executeTakeFirst();
+  if (inserted) return true;
+  const staleBefore = new Date(now.getTime() - staleAfterMs);
+  const takenOver = await db
+    .updateTable('scheduled_runs')
+    .set({ state: 'RUNNING', started_at: now, finished_at: null, detail: null })
+    .where('job_name', '=', jobName)
+    .where('run_key', '=', runKey)
+    .where((eb) =>
+      eb.or([
+        eb('state', '=', 'FAILED'),
+        eb.and([eb('state', '=', 'RUNNING'), eb('started_at', '<', staleBefore)]),
+      ]),
+    )
+    .returning('run_key')
+    .executeTakeFirst();
+  return takenOver !== undefined;
+}
+
+/**
+ * Records how a claimed run ended. With `claimedAt` (the `now` the claim was made with) the write is fenced: a run
+ * that another process took over as stale records nothing, so its late result cannot overwrite the taker's.
+ * Returns whether the result was recorded.
+ */
+export async function finishRun(
+  db: Db,
+  jobName: string,
+  runKey: string,
+  now: Date,
+  state: FinishedRunState,
+  detail: Record<string, unknown> | undefined,
+  claimedAt?: Date,
+): Promise<boolean> {
+  let update = db
+    .updateTable('scheduled_runs')
+    .set({ state, finished_at: now, detail: detail === undefined ? null : JSON.stringify(detail) })
+    .where('job_name', '=', jobName)
+    .where('run_key', '=', runKey)
+    .where('state', '=', 'RUNNING');
+  // Claims are written from JavaScript Dates (whole milliseconds), so equality with the stored value is exact.
+  if (claimedAt) update = update.where('started_at', '=', claimedAt);
+  const result = await update.executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { Tx } from '../db/transaction.ts';
+
+export const SYSTEM_KINDS = [
+  'EMPLOYER_PAYROLL_CLEARING',
+  'PROVIDER_FUNDING',
+  'FEE_REVENUE',
+  'EXTERNAL_BANK',
+  'EXTERNAL_CARD',
+] as const;
+export type SystemKind = (typeof SYSTEM_KINDS)[number];
+
+/** The system's ledger accounts for one organization and currency. */
+export type SystemAccounts = Readonly<Record<SystemKind, string>>;
+
+/**
+ * System ledger accounts are created once, in a transaction of their own that commits before any money moves, so
+ * they can be remembered for the life of the process: a remembered id always names a committed row.
+ */
+export class SystemLedger {
+  readonly #db: Db;
+  readonly #known = new Map<string, SystemAccounts>();
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /** Call outside any open transaction (the embedded database has one connection). */
+  async accountsFor(organizationId: string, currency: string): Promise<SystemAccounts> {
+    const cacheKey = `${organizationId}/${currency}`;
+    const known = this.#known.get(cacheKey);
+    if (known) return known;
+    await sql`insert into ledger_accounts (id, kind, currency, organization_id)
+      select gen_random_uuid(), kind, ${currency}, ${organizationId}::uuid
+      from unnest(${[...SYSTEM_KINDS]}::text[]) as k(kind)
+      on conflict (kind, currency, organization_id) where account_id is null and paycheck_id is null
+      do nothing`.execute(this.#db);
+    const { rows } = await sql<{ id: string; kind: SystemKind }>`select id, kind from ledger_accounts
+      where organization_id = ${organizationId}::uuid and currency = ${currency}
+        and account_id is null and paycheck_id is null`.execute(this.#db);
+    const accounts = Object.fromEntries(rows.map((row) => [row.kind, row.id])) as SystemAccounts;
+    for (const kind of SYSTEM_KINDS)
+      if (!accounts[kind]) throw new Error(`system ledger account ${kind} missing for ${cacheKey}`);
+    this.#known.set(cacheKey, accounts);
+    return accounts;
+  }
+
+  async accountsForMany(
+    pairs: readonly { organizationId: string; currency: string }[],
+  ): Promise<Map<string, SystemAccounts>> {
+    const result = new Map<string, SystemAccounts>();
+    for (const pair of pairs)
+      result.set(
+        `${pair.organizationId}/${pair.currency}`,
+        await this.accountsFor(pair.organizationId, pair.currency),
+      );
+    return result;
+  }
+}
+
+/**
+ * Ledger accounts of people's earnings balances and of paychecks, created on first use inside the caller's
+ * transaction (they roll back with it). Returns owner id → ledger account id.
+ */
+export async function ensureOwnedLedgerAccounts(
+  tx: Tx,
+  owner: 'account' | 'paycheck',
+  owners: readonly { id: string; currency: string }[],
+): Promise<Map<string, string>> {
+  const result = new Map<string, string>();
+  if (owners.length === 0) return result;
+  const column = owner === 'account' ? sql.ref('account_id') : sql.ref('paycheck_id');
+  const kind = owner === 'account' ? 'EARNINGS_BALANCE' : 'PAYCHECK_CLEARING';
+  const ids = owners.map((o) => o.id);
+  const existing = await sql<{ id: string; owner_id: string }>`select id, ${column} as owner_id
+    from ledger_accounts where ${column} = any(${ids}::uuid[])`.execute(tx);
+  for (const row of existing.rows) result.set(row.owner_id, row.id);
+  const missing = owners.filter((o) => !result.has(o.id));
+  if (missing.length === 0) return result;
+  const created = missing.map((o) => ({ ...o, ledgerId: randomUUID() }));
+  await sql`insert into ledger_accounts (id, kind, currency, ${column})
+    select * from unnest(${created.map((c) => c.ledgerId)}::uuid[], ${created.map(() => kind)}::text[],
+      ${created.map((c) => c.currency)}::char(3)[], ${created.map((c) => c.id)}::uuid[])
+    on conflict do nothing`.execute(tx);
+  // A concurrent reader (a preview holds no lock) may have created one first; read back what won.
+  const settled = await sql<{ id: string; owner_id: string }>`select id, ${column} as owner_id
+    from ledger_accounts where ${column} = any(${created.map((c) => c.id)}::uuid[])`.execute(tx);
+  for (const row of settled.rows) result.set(row.owner_id, row.id);
+  return result;
+}
+
+export async function ensureOwnedLedgerAccount(
+  tx: Tx,
+  owner: 'account' | 'paycheck',
+  id: string,
+  currency: string,
+): Promise<string> {
+  const ledgerId = (await ensureOwnedLedgerAccounts(tx, owner, [{ id, currency }])).get(id);
+  if (!ledgerId) throw new Error(`no ledger account for ${owner} ${id}`);
+  return ledgerId;
+}
+
+/** Credits less debits of one ledger account: for a person's account, what the platform owes them. */
+export async function ledgerBalanceMinor(tx: Tx | Db, ledgerAccountId: string): Promise<number> {
+  const { rows } = await sql<{ balance: number | null }>`select sum(case when direction = 'CREDIT'
+      then amount_minor else -amount_minor end)::bigint as balance
+    from ledger_entries where ledger_account_id = ${ledgerAccountId}::uuid`.execute(tx);
+  return Number(rows[0]?.balance ?? 0);
+}

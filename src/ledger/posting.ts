@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Tx } from '../db/transaction.ts';
+
+/** What a posting records; the kind names the business event, so an auditor can read the ledger alone. */
+export type MovementKind =
+  | 'EARNINGS_ACCRUED'
+  | 'EARNINGS_MADE_ACCESSIBLE'
+  | 'ADVANCE_SUBMITTED'
+  | 'ADVANCE_SETTLED'
+  | 'ADVANCE_FAILED'
+  | 'PAYDAY'
+  | 'PAYCHECK_DEPOSITED';
+
+export interface EntryLine {
+  ledgerAccountId: string;
+  direction: 'DEBIT' | 'CREDIT';
+  amountMinor: number;
+  currency: string;
+}
+
+export interface Movement {
+  kind: MovementKind;
+  transferId?: string | null;
+  paycheckId?: string | null;
+  postedAt: Date;
+  memo?: string | null;
+  /** Lines of zero are dropped, so callers can write every leg of a rule even when one is empty. */
+  lines: readonly EntryLine[];
+}
+
+/** A movement that does not balance is a bug in the caller, never a business error: it must not be written. */
+export class UnbalancedMovementError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnbalancedMovementError';
+  }
+}
+
+/**
+ * The one writer of ledger entries. Each movement becomes a posting whose entries balance per currency (debits =
+ * credits); all of them are written with three statements whatever their number, inside the caller's transaction,
+ * so a movement is recorded together with the business change it explains, or not at all.
+ */
+export async function postMovements(tx: Tx, movements: readonly Movement[]): Promise<string[]> {
+  const postingIds: string[] = [];
+  const postings: { id: string; movement: Movement }[] = [];
+  const entryPosting: string[] = [];
+  const entryAccount: string[] = [];
+  const entryDirection: string[] = [];
+  const entryAmount: number[] = [];
+  const entryCurrency: string[] = [];
+  for (const movement of movements) {
+    const lines = movement.lines.filter((line) => line.amountMinor !== 0);
+    checkBalanced(movement.kind, lines);
+    if (lines.length === 0) {
+      postingIds.push('');
+      continue;
+    }
+    const id = randomUUID();
+    postingIds.push(id);
+    postings.push({ id, movement });
+    for (const line of lines) {
+      entryPosting.push(id);
+      entryAccount.push(line.ledgerAccountId);
+      entryDirection.push(line.direction);
+      entryAmount.push(line.amountMinor);
+      entryCurrency.push(line.currency);
+    }
+  }
+  if (postings.length === 0) return postingIds;
+  await sql`insert into ledger_postings (id, kind, transfer_id, paycheck_id, posted_at, memo)
+    select * from unnest(${postings.map((p) => p.id)}::uuid[], ${postings.map((p) => p.movement.kind)}::text[],
+      ${postings.map((p) => p.movement.transferId ?? null)}::uuid[],
+      ${postings.map((p) => p.movement.paycheckId ?? null)}::uuid[],
+      ${postings.map((p) => p.movement.postedAt.toISOString())}::timestamptz[],
+      ${postings.map((p) => p.movement.memo ?? null)}::text[])`.execute(tx);
+  await sql`insert into ledger_entries (posting_id, ledger_account_id, direction, amount_minor, currency)
+    select * from unnest(${entryPosting}::uuid[], ${entryAccount}::uuid[], ${entryDirection}::text[],
+      ${entryAmount}::bigint[], ${entryCurrency}::char(3)[])`.execute(tx);
+  return postingIds;
+}
+
+export async function postMovement(tx: Tx, movement: Movement): Promise<string> {
+  const [id] = await postMovements(tx, [movement]);
+  return id ?? '';
+}
+
+function checkBalanced(kind: string, lines: readonly EntryLine[]): void {
+  const net = new Map<string, number>();
+  for (const line of lines) {
+    if (!Number.isSafeInteger(line.amountMinor) || line.amountMinor < 0)
+      throw new UnbalancedMovementError(`${kind}: amount ${line.amountMinor} is not a non-negative integer`);
+    if (!line.ledgerAccountId) throw new UnbalancedMovementError(`${kind}: a line has no ledger account`);
+    const signed = line.direction === 'CREDIT' ? line.amountMinor : -line.amountMinor;
+    net.set(line.currency, (net.get(line.currency) ?? 0) + signed);
+  }
+  for (const [currency, difference] of net)
+    if (difference !== 0)
+      throw new UnbalancedMovementError(`${kind}: ${currency} credits and debits differ by ${difference}`);
+}

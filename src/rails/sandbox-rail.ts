@@ -1,0 +1,77 @@
+/**
+ * A payment rail that moves no money: it settles on a realistic schedule and fails on a few magic amounts, so
+ * partners can exercise every transfer state in the sandbox.
+ */
+import { localDateOf, startOfLocalDay } from '../earnings/calendar.ts';
+import { nextBusinessDay } from './business-days.ts';
+import type { PaymentRail, RailInstruction, RailOutcome, RailSubmission } from './payment-rail.ts';
+
+/**
+ * Advance amounts (requestedAmountMinor) that the sandbox fails, with the reason it reports. Paychecks never
+ * fail: a worker's pay must always arrive, whatever its amount.
+ */
+export const SANDBOX_FAILURE_AMOUNTS: ReadonlyMap<number, string> = new Map([
+  [666, 'DESTINATION_REJECTED'], // $6.66
+  [1313, 'ACCOUNT_CLOSED'], // $13.13
+  [4040, 'DESTINATION_NOT_FOUND'], // $40.40
+]);
+
+const HOUR_MS = 3_600_000;
+const SETTLEMENT_HOUR = 9;
+
+export interface SandboxRailOptions {
+  instantDelayMs?: number;
+  timeZone?: string;
+}
+
+export function createSandboxRail(options: SandboxRailOptions = {}): PaymentRail {
+  const instantDelayMs = options.instantDelayMs ?? 2 * 60_000;
+  const timeZone = options.timeZone ?? 'America/New_York';
+  // Throws a RangeError on an unknown zone, so a misconfigured rail fails at start-up, not at the first transfer.
+  const hourFormatter = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', hour: 'numeric' });
+
+  /** 09:00 local on `day`. Midnight + 9 h is off by the shift when the clocks change in between. */
+  function settlementInstant(day: string): Date {
+    const guess = startOfLocalDay(day, timeZone).getTime() + SETTLEMENT_HOUR * HOUR_MS;
+    const localHour = Number(hourFormatter.format(new Date(guess)));
+    return new Date(guess + (SETTLEMENT_HOUR - localHour) * HOUR_MS);
+  }
+
+  function scheduledInstant(instruction: RailInstruction): Date {
+    const { submittedAt } = instruction;
+    if (instruction.schedule === 'WITHIN_THIRTY_MINUTES')
+      return new Date(submittedAt.getTime() + instantDelayMs);
+    return settlementInstant(nextBusinessDay(localDateOf(submittedAt, timeZone)));
+  }
+
+  return {
+    name: 'sandbox',
+    submit(instruction: RailInstruction): RailSubmission {
+      assertWellFormed(instruction);
+      let settleAfter = scheduledInstant(instruction);
+      const notBefore = instruction.purpose === 'PAYCHECK' ? instruction.notBefore : undefined;
+      if (notBefore && notBefore > settleAfter) settleAfter = notBefore;
+      return { railReference: `sandbox-${instruction.reference}`, settleAfter };
+    },
+    outcome(instruction: RailInstruction): RailOutcome {
+      if (instruction.purpose !== 'ADVANCE') return { status: 'SETTLED' };
+      const reason = SANDBOX_FAILURE_AMOUNTS.get(instruction.requestedAmountMinor);
+      return reason ? { status: 'FAILED', reason } : { status: 'SETTLED' };
+    },
+  };
+}
+
+/** A malformed instruction is a bug in the caller, never a rail failure: crash rather than report it. */
+function assertWellFormed(instruction: RailInstruction): void {
+  const { requestedAmountMinor: requested, deliveredAmountMinor: delivered } = instruction;
+  if (
+    !Number.isSafeInteger(requested) ||
+    !Number.isSafeInteger(delivered) ||
+    delivered <= 0 ||
+    delivered > requested
+  ) {
+    throw new Error(
+      `malformed rail instruction ${instruction.reference}: ${requested} requested, ${delivered} delivered`,
+    );
+  }
+}

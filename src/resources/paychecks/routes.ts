@@ -1,0 +1,146 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import type { Db } from '../../db/database.ts';
+import { type FilterSpec, isUuid } from '../../platform/filters.ts';
+import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
+import {
+  OneOf,
+  RelationshipSchema,
+  ResourceIdParam,
+  USER_READ,
+  UuidString,
+} from '../../platform/resource-schemas.ts';
+import { errorResponses } from '../../platform/schemas.ts';
+import { PAYCHECK_DATE_FIELDS, PAYCHECK_STATUSES } from './paycheck-values.ts';
+import { paycheckResource } from './serialize.ts';
+import { paycheckNotFound, readPaycheck } from './service.ts';
+import { findVisiblePaychecks, PAYCHECK_FILTER_FIELDS } from './store.ts';
+
+/** A list of paychecks answers at most this many, oldest pay period first. */
+export const PAYCHECKS_LIST_MAX = 1_000;
+
+const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
+const MinorUnits = (description: string) =>
+  Type.Integer({ minimum: 0, description: `${description} Minor units (cents).` });
+
+const PaycheckResource = Type.Object({
+  type: Type.Literal('paychecks'),
+  id: UuidString,
+  attributes: Type.Object({
+    status: OneOf(PAYCHECK_STATUSES, {
+      description:
+        'ESTIMATED while the pay period is open, PROCESSING after it ends, IN_TRANSIT once sent, DEPOSITED once it arrived.',
+    }),
+    pay_period_starts_at: Timestamp("The first day of the pay period: that day's local midnight, in UTC."),
+    pay_period_ends_at: Timestamp("The last day of the pay period: that day's local midnight, in UTC."),
+    deposit_expected_at: Timestamp('The day the paycheck is scheduled to be deposited.'),
+    total_debited: MinorUnits('Taken from this paycheck during the pay period to cover earnings advances.'),
+    gross_earnings: MinorUnits('Earnings before any deduction.'),
+    employer_withholdings: MinorUnits('Withheld by the employer, usually for taxes.'),
+    net_earnings: MinorUnits('Earnings after withholdings.'),
+    currency: Type.String({ minLength: 3, maxLength: 3 }),
+  }),
+  relationships: Type.Object({
+    person: RelationshipSchema('people'),
+    job: RelationshipSchema('jobs'),
+  }),
+  links: Type.Object({ self: Type.String({ format: 'uri' }) }),
+});
+
+const EQUALITY_FILTERS: FilterSpec = {
+  'job.id': { type: 'uuid' },
+  status: { type: { enum: PAYCHECK_STATUSES } },
+};
+
+const FILTERS: FilterSpec = {
+  ...EQUALITY_FILTERS,
+  ...Object.fromEntries(
+    PAYCHECK_DATE_FIELDS.map((field) => [field, { type: 'date-time', operators: ['gte', 'lt'] } as const]),
+  ),
+};
+
+// The bounds are described here rather than validated: a bad value is INVALID_FILTER_VALUE naming the parameter
+// (parseFilters), not a schema failure.
+const BOUND_PARAMETERS = Object.fromEntries(
+  PAYCHECK_DATE_FIELDS.flatMap((field) => [
+    [
+      `filter[${field}__gte]`,
+      Type.Optional(
+        Type.String({ description: `${field} at or after this ISO 8601 date-time (with an offset).` }),
+      ),
+    ],
+    [
+      `filter[${field}__lt]`,
+      Type.Optional(
+        Type.String({ description: `${field} before this ISO 8601 date-time (with an offset).` }),
+      ),
+    ],
+  ]),
+);
+
+const { filter: FreeFormFilter, ...equalityParameters } = listQuerySchema(
+  'Paychecks',
+  EQUALITY_FILTERS,
+  PAYCHECK_FILTER_FIELDS,
+).properties;
+
+const ListQuerystring = Type.Object({ ...equalityParameters, ...BOUND_PARAMETERS, filter: FreeFormFilter });
+
+const Params = ResourceIdParam('paycheck_id');
+
+export const paycheckRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = async (
+  app,
+  { db, baseUrl },
+) => {
+  app.get(
+    '/rest/paychecks',
+    {
+      config: { security: USER_READ.config },
+      schema: {
+        operationId: 'listPaychecks',
+        tags: ['Paychecks'],
+        summary: "The signed-in person's paychecks, from all of their jobs",
+        description: `At most ${PAYCHECKS_LIST_MAX} paychecks, oldest pay period first; to see later ones, bound the list with filter[pay_period_starts_at__gte]. Filters combine with AND. In the free-form filter a timestamp matches as written in responses (2026-03-02T05:00:00.000Z), and ~ matches part of it (pay_period_starts_at~"2026-03").`,
+        security: USER_READ.openApi,
+        querystring: ListQuerystring,
+        response: {
+          200: Type.Object({ data: Type.Array(PaycheckResource) }),
+          ...errorResponses(400, 401, 403, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const query = readListQuery(
+        request.query as Record<string, unknown>,
+        'Paychecks',
+        FILTERS,
+        PAYCHECK_FILTER_FIELDS,
+      );
+      const rows = await findVisiblePaychecks(db, request.caller!, { query, limit: PAYCHECKS_LIST_MAX });
+      return { data: rows.map((row) => paycheckResource(baseUrl, row)) };
+    },
+  );
+
+  app.get(
+    '/rest/paychecks/:paycheck_id',
+    {
+      config: { security: USER_READ.config },
+      schema: {
+        operationId: 'readPaycheck',
+        tags: ['Paychecks'],
+        summary: 'One paycheck of the signed-in person',
+        security: USER_READ.openApi,
+        params: Params,
+        response: {
+          200: Type.Object({ data: PaycheckResource }),
+          ...errorResponses(400, 401, 403, 404, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { paycheck_id: id } = request.params as { paycheck_id: string };
+      if (!isUuid(id)) throw paycheckNotFound(id);
+      return { data: paycheckResource(baseUrl, await readPaycheck(db, request.caller!, id.toLowerCase())) };
+    },
+  );
+};

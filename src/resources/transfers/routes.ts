@@ -1,0 +1,304 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Db } from '../../db/database.ts';
+import { AppError } from '../../errors/app-error.ts';
+import { type FilterSpec, isUuid } from '../../platform/filters.ts';
+import { IdempotencyKeys, requestFingerprint, type StoredResponse } from '../../platform/idempotency.ts';
+import { errorDocumentFor } from '../../platform/json-api.ts';
+import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
+import { JSON_API_MEDIA } from '../../platform/media-types.ts';
+import {
+  OneOf,
+  RelationshipBody,
+  RelationshipSchema,
+  USER_READ,
+  USER_WRITE,
+  UuidString,
+} from '../../platform/resource-schemas.ts';
+import { errorResponses } from '../../platform/schemas.ts';
+import { includedFundingSources, transferResource } from './serialize.ts';
+import { type TransferService, type TransferView, transferNotFound } from './service.ts';
+import type { FundingSourceRow } from './store.ts';
+import { TRANSFER_FILTER_FIELDS } from './store.ts';
+
+/** A list of transfers answers at most this many, oldest first. */
+export const TRANSFERS_LIST_MAX = 1_000;
+
+const SCHEDULES = ['WITHIN_THIRTY_MINUTES', 'NEXT_BUSINESS_DAY'] as const;
+const INCLUDABLE = ['estimated_funding_sources', 'final_funding_sources'] as const;
+
+const FundingSources = Type.Object({
+  data: Type.Array(Type.Object({ type: Type.Literal('funding_sources'), id: Type.String() })),
+});
+
+const TransferResource = Type.Object({
+  type: Type.Literal('transfers'),
+  id: UuidString,
+  attributes: Type.Object({
+    amount: Type.Integer({ minimum: 0, description: 'Minor units asked for; the fee comes out of it.' }),
+    currency: Type.String(),
+    schedule: OneOf(SCHEDULES),
+    preview: Type.Boolean({ description: 'True when nothing was created.' }),
+    status: OneOf(['PENDING', 'SETTLED', 'FAILED']),
+    submitted_at: Type.String({ format: 'date-time' }),
+    resolved_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    fee: Type.Integer({ minimum: 0 }),
+  }),
+  relationships: Type.Object({
+    origin: Type.Object({
+      data: Type.Object({ type: OneOf(['accounts', 'paychecks']), id: UuidString }),
+    }),
+    destination: RelationshipSchema('accounts'),
+    person: RelationshipSchema('people'),
+    estimated_funding_sources: FundingSources,
+    final_funding_sources: FundingSources,
+  }),
+  links: Type.Object({ self: Type.String({ format: 'uri' }) }),
+});
+
+const FundingSourceResource = Type.Object({
+  type: Type.Literal('funding_sources'),
+  id: Type.String(),
+  attributes: Type.Object({ amount: Type.Integer({ minimum: 0 }), currency: Type.String() }),
+  relationships: Type.Object({
+    source: RelationshipSchema('paychecks'),
+    transfer: RelationshipSchema('transfers'),
+  }),
+});
+
+const TransferCreateBody = Type.Object({
+  data: Type.Object({
+    type: Type.Literal('transfers'),
+    id: Type.Optional(Type.String({ format: 'uuid', description: 'Your id for the transfer (any UUID).' })),
+    attributes: Type.Object({
+      amount: Type.Integer({ minimum: 1, maximum: 100_000_000_000, description: 'Minor units.' }),
+      currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+      schedule: OneOf(SCHEDULES),
+      preview: Type.Optional(Type.Boolean({ default: false })),
+    }),
+    relationships: Type.Object({
+      origin: RelationshipBody('accounts'),
+      destination: Type.Optional(RelationshipBody('accounts')),
+      person: Type.Optional(RelationshipBody('people')),
+    }),
+  }),
+});
+
+interface TransferCreateDocument {
+  data: {
+    id?: string;
+    attributes: { amount: number; currency: string; schedule: (typeof SCHEDULES)[number]; preview?: boolean };
+    relationships: {
+      origin: { data: { id: string } };
+      destination?: { data: { id: string } };
+      person?: { data: { id: string } };
+    };
+  };
+}
+
+const IncludeQuery = Type.String({
+  maxLength: 100,
+  description: `Comma-separated: ${INCLUDABLE.join(', ')}; the funding sources are added to included.`,
+});
+
+const FILTERS: FilterSpec = { submitted_at: { type: 'date-time', operators: ['gt'] } };
+
+export interface TransferRoutesOptions {
+  db: Db;
+  baseUrl: string;
+  now: () => Date;
+  transfers: TransferService;
+  idempotency: { ttlMs: number; lockMs: number };
+}
+
+function readInclude(value: unknown): Set<FundingSourceRow['stage']> {
+  const stages = new Set<FundingSourceRow['stage']>();
+  if (value === undefined) return stages;
+  for (const name of String(value).split(',')) {
+    if (name === 'estimated_funding_sources') stages.add('ESTIMATED');
+    else if (name === 'final_funding_sources') stages.add('FINAL');
+    else
+      throw new AppError('INVALID_PARAMETERS', {
+        detail: `include takes ${INCLUDABLE.join(', ')}; ${JSON.stringify(name)} is not one of them.`,
+        source: { parameter: 'include' },
+      });
+  }
+  return stages;
+}
+
+function idempotencyKeyOf(request: FastifyRequest): string {
+  const key = request.headers['idempotency-key'];
+  if (typeof key !== 'string' || !isUuid(key))
+    throw new AppError('INVALID_IDEMPOTENCY_KEY', {
+      detail:
+        key === undefined
+          ? 'The Idempotency-Key header is required: a UUID you choose for this request.'
+          : 'The Idempotency-Key header must be a UUID.',
+      source: { header: 'Idempotency-Key' },
+    });
+  return key.toLowerCase();
+}
+
+function sendStored(reply: FastifyReply, response: StoredResponse): FastifyReply {
+  return reply.code(response.status).type(JSON_API_MEDIA).send(response.body);
+}
+
+export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
+  app,
+  { db, baseUrl, now, transfers, idempotency },
+) => {
+  const keys = new IdempotencyKeys(db, idempotency);
+  const wireDocument = (data: TransferView | TransferView[], stages: Set<FundingSourceRow['stage']>) => {
+    const views = Array.isArray(data) ? data : [data];
+    const rendered = Array.isArray(data)
+      ? data.map((view) => transferResource(baseUrl, view))
+      : transferResource(baseUrl, data);
+    return stages.size === 0
+      ? { data: rendered }
+      : { data: rendered, included: includedFundingSources(views, stages) };
+  };
+
+  app.get(
+    '/rest/transfers',
+    {
+      config: { security: USER_READ.config },
+      schema: {
+        operationId: 'listTransfers',
+        tags: ['Transfers'],
+        summary: "The signed-in person's transfers: advances and earnings credited to earnings balances",
+        description: `At most ${TRANSFERS_LIST_MAX} transfers, oldest first.`,
+        security: USER_READ.openApi,
+        querystring: Type.Intersect([
+          listQuerySchema('Transfers', FILTERS, TRANSFER_FILTER_FIELDS),
+          Type.Object({ include: Type.Optional(IncludeQuery) }),
+        ]),
+        response: {
+          200: Type.Object({
+            data: Type.Array(TransferResource),
+            included: Type.Optional(Type.Array(FundingSourceResource)),
+          }),
+          ...errorResponses(400, 401, 403, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const query = request.query as Record<string, unknown>;
+      const stages = readInclude(query.include);
+      const list = readListQuery(query, 'Transfers', FILTERS, TRANSFER_FILTER_FIELDS);
+      const caller = request.caller!;
+      if (caller.kind !== 'user') throw new AppError('FORBIDDEN');
+      return wireDocument(await transfers.list(caller.personId, list, TRANSFERS_LIST_MAX), stages);
+    },
+  );
+
+  app.get(
+    '/rest/transfers/:transfer_id',
+    {
+      config: { security: USER_READ.config },
+      schema: {
+        operationId: 'readTransfer',
+        tags: ['Transfers'],
+        summary: 'One transfer of the signed-in person',
+        security: USER_READ.openApi,
+        params: Type.Object({ transfer_id: Type.String({ maxLength: 64, description: 'A UUID.' }) }),
+        querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
+        response: {
+          200: Type.Object({
+            data: TransferResource,
+            included: Type.Optional(Type.Array(FundingSourceResource)),
+          }),
+          ...errorResponses(400, 401, 403, 404, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { transfer_id: id } = request.params as { transfer_id: string };
+      const stages = readInclude((request.query as Record<string, unknown>).include);
+      const caller = request.caller!;
+      if (caller.kind !== 'user') throw new AppError('FORBIDDEN');
+      if (!isUuid(id)) throw transferNotFound(id);
+      return wireDocument(await transfers.read(caller.personId, id.toLowerCase()), stages);
+    },
+  );
+
+  app.post(
+    '/rest/transfers',
+    {
+      config: { security: USER_WRITE.config },
+      schema: {
+        operationId: 'createTransfer',
+        tags: ['Transfers'],
+        summary: 'Move available earnings to a bank account or card (an advance)',
+        description:
+          'Needs an Idempotency-Key header (a UUID): the same key with the same body answers the same response again, byte for byte, for 24 hours (EWA_IDEMPOTENCY_KEY_TTL_SECONDS); with another body it is INVALID_IDEMPOTENCY_KEY; while the first request runs, 409 IDEMPOTENCY_KEY_LOCKED. preview: true checks and prices the transfer and creates nothing. Checks, in order: INVALID_RESOURCE_LINK; TRANSFERS_DISABLED, MISSING_STATE_OF_RESIDENCE, INVALID_DIRECT_DEPOSIT_STATUS; INELIGIBLE_ORIGIN, MISSING_DEFAULT_DEPOSITORY_ACCOUNT, INVALID_DESTINATION, INVALID_TRANSFER_SCHEDULE; MINIMUM_AMOUNT_SUBCEEDED, MAXIMUM_AMOUNT_EXCEEDED, MAXIMUM_FEE_EXCEEDED, EARNINGS_BALANCE_EXCEEDED; TRANSFER_LIMIT_EXCEEDED, TRANSFER_AMOUNT_LIMIT_EXCEEDED; DUPLICATE_TRANSFER. The fee is deducted from the amount.',
+        security: USER_WRITE.openApi,
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required.' })),
+        }),
+        querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
+        body: TransferCreateBody,
+        response: {
+          200: Type.Object({
+            data: TransferResource,
+            included: Type.Optional(Type.Array(FundingSourceResource)),
+          }),
+          ...errorResponses(400, 401, 403, 406, 409, 415, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const caller = request.caller!;
+      if (caller.kind !== 'user') throw new AppError('FORBIDDEN');
+      const key = idempotencyKeyOf(request);
+      const stages = readInclude((request.query as Record<string, unknown>).include);
+      const at = now();
+      const scope = `person:${caller.personId}`;
+      const fingerprint = requestFingerprint('POST', request.url, request.body);
+      const start = await keys.start(scope, key, fingerprint, at);
+      if (start.kind === 'replay') return sendStored(reply, start.response);
+      const { data } = request.body as TransferCreateDocument;
+      try {
+        let stored: StoredResponse | undefined;
+        await transfers
+          .create(
+            caller.personId,
+            {
+              id: data.id,
+              amountMinor: data.attributes.amount,
+              currency: data.attributes.currency,
+              schedule: data.attributes.schedule,
+              preview: data.attributes.preview === true,
+              originId: data.relationships.origin.data.id,
+              destinationId: data.relationships.destination?.data.id,
+              personId: data.relationships.person?.data.id,
+            },
+            at,
+            async (tx, view) => {
+              stored = { status: 200, body: JSON.stringify(wireDocument(view, stages)) };
+              await keys.complete(tx, scope, key, stored);
+            },
+          )
+          .then(async (view) => {
+            // A preview writes nothing, so its answer is stored on its own.
+            if (!stored) {
+              stored = { status: 200, body: JSON.stringify(wireDocument(view, stages)) };
+              await keys.complete(db, scope, key, stored);
+            }
+          });
+        return sendStored(reply, stored as unknown as StoredResponse);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500) {
+          await keys.release(scope, key).catch(() => {});
+          throw error;
+        }
+        // A refusal is an answer too: the same request gets it again, and nothing was written.
+        const refused = {
+          status: error.status,
+          body: JSON.stringify(errorDocumentFor(request, error, baseUrl)),
+        };
+        await keys.complete(db, scope, key, refused);
+        return sendStored(reply, refused);
+      }
+    },
+  );
+};

@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { relationship, resourceObject, toManyRelationship } from '../../platform/serializer.ts';
+import type { TransferView } from './service.ts';
+import type { FundingSourceRow } from './store.ts';
+
+/** Funding sources have no row id on the wire: theirs is derived from what they join, so it never changes. */
+export function fundingSourceId(source: FundingSourceRow): string {
+  return createHash('sha256')
+    .update(`${source.transfer_id}/${source.stage}/${source.paycheck_id}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
+export function transferResource(baseUrl: string, view: TransferView) {
+  const { row } = view;
+  const ids = (stage: FundingSourceRow['stage']) =>
+    view.sources.filter((source) => source.stage === stage).map(fundingSourceId);
+  return resourceObject(
+    baseUrl,
+    'transfers',
+    row.id,
+    {
+      amount: row.amount_minor,
+      currency: row.currency,
+      schedule: row.schedule,
+      preview: view.preview,
+      status: row.status,
+      submitted_at: row.submitted_at.toISOString(),
+      resolved_at: row.resolved_at?.toISOString() ?? null,
+      fee: row.fee_minor,
+    },
+    {
+      origin: row.origin_paycheck_id
+        ? relationship('paychecks', row.origin_paycheck_id)
+        : relationship('accounts', row.origin_account_id),
+      destination: relationship('accounts', row.destination_account_id),
+      person: relationship('people', row.person_id),
+      estimated_funding_sources: toManyRelationship('funding_sources', ids('ESTIMATED')),
+      final_funding_sources: toManyRelationship('funding_sources', ids('FINAL')),
+    },
+  );
+}
+
+export function fundingSourceResource(source: FundingSourceRow) {
+  return {
+    type: 'funding_sources' as const,
+    id: fundingSourceId(source),
+    attributes: { amount: source.amount_minor, currency: source.currency },
+    relationships: {
+      source: relationship('paychecks', source.paycheck_id),
+      transfer: relationship('transfers', source.transfer_id),
+    },
+  };
+}
+
+/** The funding sources of these transfers in the stages `include` asked for, each once. */
+export function includedFundingSources(
+  views: readonly TransferView[],
+  stages: ReadonlySet<FundingSourceRow['stage']>,
+) {
+  return views.flatMap((view) =>
+    view.sources.filter((source) => stages.has(source.stage)).map(fundingSourceResource),
+  );
+}
