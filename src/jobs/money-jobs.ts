@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { refreshAccessibleEarnings } from '../earnings/accessible-refresh.ts';
 import type { MoneyCore } from '../earnings/money-core.ts';
 import { runPayroll } from '../earnings/payroll.ts';
 import { accrueSalaries } from '../earnings/salary-accrual.ts';
@@ -25,7 +26,10 @@ export function moneyJobs(core: MoneyCore, config: Config): ScheduledJob[] {
     {
       name: 'salary-accrual',
       runKeyAt: (now) => everyMinutesRunKey(now, 60),
-      run: async ({ now }) => ({ ...(await accrueSalaries(core.db, core.earnings, now)) }),
+      run: async ({ now }) => ({
+        ...(await accrueSalaries(core.db, core.earnings, now)),
+        refreshedMinor: await refreshAccessibleEarnings(core.db, now),
+      }),
     },
     {
       name: 'payroll',

@@ -1,0 +1,102 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+
+/**
+ * The money invariants, checked against the whole database. Each query returns the rows that break a rule, so an
+ * empty list means the books are sound. Used by the tests after every step, and by `ewa ledger check`.
+ */
+const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<string, unknown>>> }[] = [
+  {
+    rule: 'every posting balances per currency',
+    query: sql`select posting_id, currency,
+        sum(case when direction = 'CREDIT' then amount_minor else -amount_minor end) as difference
+      from ledger_entries group by posting_id, currency
+      having sum(case when direction = 'CREDIT' then amount_minor else -amount_minor end) <> 0`,
+  },
+  {
+    rule: 'an entry has the currency of its ledger account',
+    query: sql`select e.id, e.currency, a.currency as account_currency from ledger_entries e
+      join ledger_accounts a on a.id = e.ledger_account_id where e.currency <> a.currency`,
+  },
+  {
+    rule: 'no earnings balance is below zero',
+    query: sql`select a.account_id, sum(case when e.direction = 'CREDIT' then e.amount_minor else -e.amount_minor end)
+        as balance
+      from ledger_accounts a join ledger_entries e on e.ledger_account_id = a.id
+      where a.kind = 'EARNINGS_BALANCE' group by a.account_id
+      having sum(case when e.direction = 'CREDIT' then e.amount_minor else -e.amount_minor end) < 0`,
+  },
+  {
+    rule: "an earnings balance equals what its job's open paychecks made accessible and advances have not taken",
+    query: sql`with ledger as (
+        select a.account_id, sum(case when e.direction = 'CREDIT' then e.amount_minor else -e.amount_minor end)
+          as balance
+        from ledger_accounts a join ledger_entries e on e.ledger_account_id = a.id
+        where a.kind = 'EARNINGS_BALANCE' group by a.account_id),
+      paychecks_open as (
+        select j.earnings_balance_account_id as account_id,
+          sum(p.accessible_minor - p.total_debited_minor) as untaken
+        from paychecks p join jobs j on j.id = p.job_id
+        where p.status in ('ESTIMATED', 'PROCESSING') and j.earnings_balance_account_id is not null
+        group by j.earnings_balance_account_id)
+      select coalesce(l.account_id, o.account_id) as account_id, l.balance, o.untaken
+      from ledger l full join paychecks_open o on o.account_id = l.account_id
+      where coalesce(l.balance, 0) <> coalesce(o.untaken, 0)`,
+  },
+  {
+    rule: "a paycheck's accessible_minor equals its paycheck-origin transfers",
+    query: sql`select p.id, p.accessible_minor, coalesce(t.total, 0) as transfers
+      from paychecks p left join (select origin_paycheck_id, sum(amount_minor) as total from transfers
+        where origin_paycheck_id is not null group by origin_paycheck_id) t on t.origin_paycheck_id = p.id
+      where p.accessible_minor <> coalesce(t.total, 0)`,
+  },
+  {
+    rule: "a paycheck's total_debited_minor equals the estimated funding of its advances that did not fail",
+    query: sql`select p.id, p.total_debited_minor, coalesce(f.total, 0) as funded
+      from paychecks p left join (select f.paycheck_id, sum(f.amount_minor) as total
+        from funding_sources f join transfers t on t.id = f.transfer_id
+        where f.stage = 'ESTIMATED' and t.status <> 'FAILED' group by f.paycheck_id) f on f.paycheck_id = p.id
+      where p.total_debited_minor <> coalesce(f.total, 0)`,
+  },
+  {
+    rule: "a paycheck's clearing balance is net − accessible while open, and zero once paid",
+    query: sql`select p.id, p.status, coalesce(b.balance, 0) as balance
+      from paychecks p left join ledger_accounts a on a.paycheck_id = p.id
+        left join (select ledger_account_id, sum(case when direction = 'CREDIT' then amount_minor
+          else -amount_minor end) as balance from ledger_entries group by ledger_account_id) b
+          on b.ledger_account_id = a.id
+      where coalesce(b.balance, 0) <> case when p.status in ('ESTIMATED', 'PROCESSING')
+        then p.net_earnings_minor - p.accessible_minor else 0 end`,
+  },
+  {
+    rule: 'a paid paycheck paid out exactly net − total_debited (advances and payout add up to net pay)',
+    query: sql`select id, net_earnings_minor, total_debited_minor, payout_minor from paychecks
+      where status in ('IN_TRANSIT', 'DEPOSITED')
+        and coalesce(payout_minor, -1) + total_debited_minor <> net_earnings_minor`,
+  },
+  {
+    rule: 'settled advances have final funding equal to their estimated funding; others have none',
+    query: sql`select t.id, t.status, coalesce(est.total, 0) as estimated, coalesce(fin.total, 0) as final
+      from transfers t
+        left join (select transfer_id, sum(amount_minor) as total from funding_sources where stage = 'ESTIMATED'
+          group by transfer_id) est on est.transfer_id = t.id
+        left join (select transfer_id, sum(amount_minor) as total from funding_sources where stage = 'FINAL'
+          group by transfer_id) fin on fin.transfer_id = t.id
+      where t.origin_account_id is not null and (coalesce(est.total, 0) <> t.amount_minor
+        or coalesce(fin.total, 0) <> case when t.status = 'SETTLED' then t.amount_minor else 0 end)`,
+  },
+];
+
+export interface InvariantViolation {
+  rule: string;
+  rows: Record<string, unknown>[];
+}
+
+export async function checkLedgerInvariants(db: Db): Promise<InvariantViolation[]> {
+  const violations: InvariantViolation[] = [];
+  for (const check of CHECKS) {
+    const { rows } = await check.query.execute(db);
+    if (rows.length > 0) violations.push({ rule: check.rule, rows: rows.slice(0, 20) });
+  }
+  return violations;
+}

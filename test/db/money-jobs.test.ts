@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { refreshAccessibleEarnings } from '../../src/earnings/accessible-refresh.ts';
+import { accrueSalaries } from '../../src/earnings/salary-accrual.ts';
+import { accountBalancesMinor } from '../../src/ledger/balances.ts';
+import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
+import { createOrganization, createWorker } from '../helpers/factories.ts';
+import { recordShift } from '../helpers/money.ts';
+
+test('salaried jobs accrue one working day of pay per weekday of the open period, once', async (t) => {
+  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
+  const { db } = app.database;
+  const organizationId = await createOrganization(app);
+  const worker = await createWorker(app, organizationId);
+  await db
+    .updateTable('jobs')
+    .set({ wage_frequency: 'WEEKLY', wage_rate_minor: 100_000 })
+    .where('id', '=', worker.jobId)
+    .execute();
+  // 2026-03-11 is a Wednesday in the period that began Monday 2026-03-02: seven weekdays have ended.
+  const first = await accrueSalaries(db, app.money.earnings, FIXED_NOW);
+  assert.equal(first.days, 7);
+  const earnings = await db.selectFrom('earnings').selectAll().where('job_id', '=', worker.jobId).execute();
+  assert.equal(earnings.length, 7);
+  assert.ok(earnings.every((row) => row.amount_minor === 20_000 && row.source === 'SALARY'));
+  // Gross 140,000; withholdings 35,000; net 105,000; half of it accessible.
+  const balances = await accountBalancesMinor(db, [worker.balanceAccountId as string]);
+  assert.equal(balances.get(worker.balanceAccountId as string), 52_500);
+  const again = await accrueSalaries(db, app.money.earnings, FIXED_NOW);
+  assert.equal(again.days, 0);
+  const nextDay = await accrueSalaries(db, app.money.earnings, new Date('2026-03-12T15:30:00Z'));
+  assert.equal(nextDay.days, 1, 'Wednesday 11 March is accrued on Thursday');
+  assert.deepEqual(await checkLedgerInvariants(db), []);
+});
+
+test('a higher access rate makes more of an open paycheck accessible, once', async (t) => {
+  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
+  const { db } = app.database;
+  const organizationId = await createOrganization(app);
+  const worker = await createWorker(app, organizationId);
+  await recordShift(app, worker.jobId, 40_000, FIXED_NOW);
+  const balanceOf = async () =>
+    (await accountBalancesMinor(db, [worker.balanceAccountId as string])).get(
+      worker.balanceAccountId as string,
+    );
+  assert.equal(await balanceOf(), 15_000);
+  assert.equal(await refreshAccessibleEarnings(db, FIXED_NOW), 0);
+  await db
+    .updateTable('organization_policies')
+    .set({ access_rate_bp: 8000 })
+    .where('organization_id', '=', organizationId)
+    .execute();
+  assert.equal(await refreshAccessibleEarnings(db, FIXED_NOW), 9_000);
+  assert.equal(await balanceOf(), 24_000);
+  assert.equal(await refreshAccessibleEarnings(db, FIXED_NOW), 0);
+  assert.deepEqual(await checkLedgerInvariants(db), []);
+});
