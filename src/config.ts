@@ -53,8 +53,6 @@ export interface MoneyConfig {
   /** Run scheduled work (daily accrual, settlement, payday) in this process. */
   readonly schedulerEnabled: boolean;
   readonly schedulerTickMs: number;
-  /** Local time (organization time zone) after which the daily accrual and payday run. */
-  readonly dailyRunAt: string;
 }
 
 /** A key with its id, so that keys can rotate: the first of a list is used for new data, all of them to read. */
@@ -189,7 +187,6 @@ export function loadConfig(env: Env = process.env): Config {
       sandboxInstantSettleSeconds: read.integer('EWA_SANDBOX_INSTANT_SETTLE_SECONDS', 120, 0, 1800),
       schedulerEnabled: read.boolean('EWA_SCHEDULER', true),
       schedulerTickMs: read.integer('EWA_SCHEDULER_TICK_MS', 30_000, 100, 3_600_000),
-      dailyRunAt: localTimeOf(read.string('EWA_DAILY_RUN_AT', '01:00')),
     },
   };
   checkProduction(config);
@@ -217,12 +214,6 @@ function checkProduction(config: Config): void {
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
-}
-
-function localTimeOf(value: string): string {
-  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(value))
-    throw new ConfigError(`EWA_DAILY_RUN_AT must be a local time HH:MM such as 01:00 (got ${value}).`);
-  return value;
 }
 
 function dataDirOf(value: string): string {
