@@ -37,24 +37,19 @@ interface JobTermsRow extends Record<string, unknown> {
   direct_deposit_default_card_id: string | null;
 }
 
-/**
- * Jobs with their employer's policy. An organization made before policies existed gets the default policy row
- * first (an idempotent insert), so every job has terms.
- */
+/** Jobs with their employer's policy; unknown ids are left out. */
 export async function loadJobTerms(db: Db | Tx, jobIds: readonly string[]): Promise<Map<string, JobTerms>> {
   const terms = new Map<string, JobTerms>();
   if (jobIds.length === 0) return terms;
   const ids = [...new Set(jobIds)];
-  await sql`insert into organization_policies (organization_id)
-    select distinct organization_id from jobs where id = any(${ids}::uuid[])
-    on conflict (organization_id) do nothing`.execute(db);
-  const { rows } = await sql<JobTermsRow>`select j.id, j.person_id, j.organization_id, o.products,
-      j.activation_status, j.direct_deposit_status, j.wage_rate_minor, j.wage_frequency, j.wage_currency,
-      j.earnings_balance_account_id, j.direct_deposit_default_depository_id, j.direct_deposit_default_card_id,
-      ${sql.join(POLICY_COLUMNS)}
-    from jobs j join organizations o on o.id = j.organization_id
-      join organization_policies p on p.organization_id = j.organization_id
-    where j.id = any(${ids}::uuid[])`.execute(db);
+  let rows = await selectJobTerms(db, ids);
+  if (rows.length < ids.length) {
+    // An organization made before policies existed gets the default row (an idempotent insert), then is read.
+    await sql`insert into organization_policies (organization_id)
+      select distinct organization_id from jobs where id = any(${ids}::uuid[])
+      on conflict (organization_id) do nothing`.execute(db);
+    rows = await selectJobTerms(db, ids);
+  }
   for (const row of rows)
     terms.set(row.id, {
       jobId: row.id,
@@ -72,6 +67,17 @@ export async function loadJobTerms(db: Db | Tx, jobIds: readonly string[]): Prom
       policy: toPolicy(row),
     });
   return terms;
+}
+
+async function selectJobTerms(db: Db | Tx, ids: readonly string[]): Promise<JobTermsRow[]> {
+  const { rows } = await sql<JobTermsRow>`select j.id, j.person_id, j.organization_id, o.products,
+      j.activation_status, j.direct_deposit_status, j.wage_rate_minor, j.wage_frequency, j.wage_currency,
+      j.earnings_balance_account_id, j.direct_deposit_default_depository_id, j.direct_deposit_default_card_id,
+      ${sql.join(POLICY_COLUMNS)}
+    from jobs j join organizations o on o.id = j.organization_id
+      join organization_policies p on p.organization_id = j.organization_id
+    where j.id = any(${[...ids]}::uuid[])`.execute(db);
+  return rows;
 }
 
 export function payCalendarOf(policy: OrganizationPolicy): PayCalendar {
