@@ -111,7 +111,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(errorsPagePlugin);
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
   await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });
-  await api.register(adminRoutes, { db, baseUrl: config.api.publicUrl });
+  await api.register(adminRoutes, { db, baseUrl: config.api.publicUrl, now, earnings: money.earnings });
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(paycheckRoutes, { db, baseUrl: config.api.publicUrl });

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../db/database.ts';
+import type { EarningsRecorder } from '../earnings/earnings-recorder.ts';
+import { adminEarningsRoutes } from './earnings-routes.ts';
 import { adminJobRoutes } from './job-routes.ts';
 import { adminOrganizationRoutes } from './organization-routes.ts';
 
@@ -8,8 +10,14 @@ import { adminOrganizationRoutes } from './organization-routes.ts';
  * a client token with admin:operator. It speaks JSON:API like /rest; only the roster upload reads text/csv, whose
  * parser lives in this plugin alone and is bounded by the server's body limit.
  */
-export const adminRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = async (app, options) => {
+export const adminRoutes: FastifyPluginAsync<{
+  db: Db;
+  baseUrl: string;
+  now: () => Date;
+  earnings: EarningsRecorder;
+}> = async (app, options) => {
   app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   await app.register(adminOrganizationRoutes, options);
   await app.register(adminJobRoutes, options);
+  await app.register(adminEarningsRoutes, options);
 };

@@ -5,10 +5,12 @@ import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
 import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
+import { earningsCommands } from './earnings.ts';
 import { jobCommands } from './jobs.ts';
 import { keysRotateCommand } from './keys.ts';
 import { migrateCommand } from './migrate.ts';
 import { organizationCommands } from './orgs.ts';
+import { payrollCommands } from './payroll.ts';
 import { peopleCommands } from './people.ts';
 import { seedCommand } from './seed.ts';
 import { serveCommand } from './serve.ts';
@@ -22,6 +24,8 @@ export const COMMANDS: readonly Command[] = [
   ...organizationCommands,
   ...peopleCommands,
   ...jobCommands,
+  ...earningsCommands,
+  ...payrollCommands,
   keysRotateCommand,
   tokensIssueCommand,
 ];

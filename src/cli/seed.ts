@@ -31,7 +31,7 @@ export const seedCommand: Command = {
       context,
       async ({ database }) => {
         if (people === undefined) {
-          const seeded = await seedDemoDataOnce(database.db, new Date());
+          const seeded = await seedDemoDataOnce(database.db, new Date(), config);
           if (flags.json)
             writeLine(context.stdout, JSON.stringify({ demo: seeded ? 'seeded' : 'already-present' }));
           else

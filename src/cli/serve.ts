@@ -18,7 +18,7 @@ export const serveCommand: Command = {
   options: {},
   async run(_flags, _positionals, context) {
     const { config, database } = await openMigratedDatabase(context);
-    if (config.seedDemoData && (await seedDemoDataOnce(database.db, new Date()))) {
+    if (config.seedDemoData && (await seedDemoDataOnce(database.db, new Date(), config))) {
       writeLine(context.stdout, `Seeded the sandbox demo data (first start).\n${demoCredentials()}`);
     }
     const servers = await buildServer(config, { database });

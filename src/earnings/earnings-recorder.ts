@@ -59,6 +59,14 @@ export class EarningsRecorder {
   }
 }
 
+async function recordedBefore(tx: Tx, inputs: readonly EarningsInput[]): Promise<Set<string>> {
+  if (inputs.length === 0) return new Set();
+  const { rows } = await sql<{ job_id: string; external_id: string }>`select e.job_id, e.external_id
+    from earnings e join unnest(${inputs.map((i) => i.jobId)}::uuid[], ${inputs.map((i) => i.externalId)}::text[])
+      as w(job_id, external_id) on e.job_id = w.job_id and e.external_id = w.external_id`.execute(tx);
+  return new Set(rows.map((row) => `${row.job_id}/${row.external_id}`));
+}
+
 async function recordIn(
   tx: Tx,
   inputs: readonly EarningsInput[],
@@ -91,8 +99,14 @@ async function recordIn(
         : [],
     ),
   );
+  // A row recorded before is a duplicate even when its period has closed since: sending a file again is safe.
+  const known = await recordedBefore(
+    tx,
+    placed.flatMap((p) => (p ? [p.input] : [])),
+  );
   const outcomes: EarningsOutcome[] = placed.map((p) => {
     if (!p) return 'UNKNOWN_JOB';
+    if (known.has(`${p.input.jobId}/${p.input.externalId}`)) return 'DUPLICATE';
     return paychecks.get(p.key)?.status === 'ESTIMATED' ? 'RECORDED' : 'PERIOD_CLOSED';
   });
   const candidates = placed.flatMap((p, index) =>

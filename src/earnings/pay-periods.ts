@@ -11,11 +11,15 @@ export interface PayCalendar {
   paydayOffsetDays: number;
 }
 
-/** A pay period as local calendar days (`lastDay` inclusive) and as instants (`endsAt` exclusive). */
+/**
+ * A pay period as local calendar days (`lastDay` inclusive) and as instants: `endsAt` is exclusive (the next
+ * period's first midnight); `lastDayStartsAt` is the last day's midnight, the wire's `pay_period_ends_at`.
+ */
 export interface PayPeriod {
   firstDay: string;
   lastDay: string;
   startsAt: Date;
+  lastDayStartsAt: Date;
   endsAt: Date;
   depositExpectedAt: Date;
 }
@@ -28,6 +32,7 @@ export function payPeriodContaining(calendar: PayCalendar, day: string): PayPeri
     firstDay,
     lastDay,
     startsAt: startOfLocalDay(firstDay, calendar.timeZone),
+    lastDayStartsAt: startOfLocalDay(lastDay, calendar.timeZone),
     endsAt: startOfLocalDay(nextFirstDay, calendar.timeZone),
     depositExpectedAt: startOfLocalDay(addDays(lastDay, calendar.paydayOffsetDays), calendar.timeZone),
   };

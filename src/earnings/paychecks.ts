@@ -44,7 +44,7 @@ export async function ensurePaychecks(
       deposit_expected_at, currency)
     select * from unnest(${fresh.map((w) => w.id)}::uuid[], ${fresh.map((w) => w.jobId)}::uuid[],
       ${fresh.map((w) => w.personId)}::uuid[], ${fresh.map((w) => w.period.startsAt.toISOString())}::timestamptz[],
-      ${fresh.map((w) => w.period.endsAt.toISOString())}::timestamptz[],
+      ${fresh.map((w) => w.period.lastDayStartsAt.toISOString())}::timestamptz[],
       ${fresh.map((w) => w.period.depositExpectedAt.toISOString())}::timestamptz[],
       ${fresh.map((w) => w.currency)}::char(3)[])
     on conflict (job_id, pay_period_starts_at) do nothing`.execute(tx);

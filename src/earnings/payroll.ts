@@ -64,8 +64,12 @@ export async function runPayroll(
 ): Promise<PayrollReport> {
   const batchSize = options.batchSize ?? 1000;
   const at = now.toISOString();
-  const closed = await sql`update paychecks set status = 'PROCESSING', updated_at = ${at}::timestamptz
-    where status = 'ESTIMATED' and pay_period_ends_at <= ${at}::timestamptz`.execute(db);
+  // pay_period_ends_at is the last day's local midnight (the wire's meaning); the period ends a local day later.
+  const closed = await sql`update paychecks p set status = 'PROCESSING', updated_at = ${at}::timestamptz
+    from jobs j join organization_policies o on o.organization_id = j.organization_id
+    where p.job_id = j.id and p.status = 'ESTIMATED'
+      and ((p.pay_period_ends_at at time zone o.time_zone) + interval '1 day') at time zone o.time_zone
+        <= ${at}::timestamptz`.execute(db);
   const report: PayrollReport = { closed: Number(closed.numAffectedRows ?? 0), paid: 0, held: 0 };
   const { rows: count } = await sql<{ n: number }>`select count(*)::integer as n from paychecks
     where status = 'PROCESSING'`.execute(db);

@@ -10,7 +10,32 @@ export interface StoredResponse {
   body: string;
 }
 
-export type IdempotencyStart = { kind: 'run' } | { kind: 'replay'; response: StoredResponse };
+/**
+ * A request's hold on its key. `lockedUntil` is the fencing token: every claim of a key sets a later one (a key is
+ * taken over only once the previous lock has run out), so a request whose key was taken over cannot store its
+ * answer, nor release the key, over the request that took it.
+ */
+export interface KeyClaim {
+  scope: string;
+  key: string;
+  fingerprint: string;
+  lockedUntil: string;
+}
+
+export type IdempotencyStart =
+  | { kind: 'run'; claim: KeyClaim }
+  | { kind: 'replay'; response: StoredResponse };
+
+/**
+ * Thrown inside the transaction of a request that lost its key to a retry, so that its effects roll back: the
+ * retry is the one that runs. The request then answers what the key holds (`answerAfterLoss`).
+ */
+export class IdempotencyKeyLost extends Error {
+  constructor(claim: KeyClaim) {
+    super(`idempotency key ${claim.key} of ${claim.scope} was taken over by a retry`);
+    this.name = 'IdempotencyKeyLost';
+  }
+}
 
 export interface IdempotencyOptions {
   ttlMs: number;
@@ -47,7 +72,9 @@ function canonicalJson(value: unknown): string {
  * Idempotency keys of POST requests (table idempotency_keys), scoped to the caller. The first request with a key
  * claims it (IN_FLIGHT) in a statement of its own; its answer is stored by `complete`, inside the transaction that
  * writes its effects when it has any, so an answer and its effects are kept together or not at all. A process
- * that dies holding a key leaves it IN_FLIGHT with nothing written; after `lockMs` a retry may claim it again.
+ * that dies holding a key leaves it IN_FLIGHT with nothing written; after `lockMs` a retry may claim it again. A
+ * request that was only slow, not dead, then finds its claim gone when it stores its answer, and its transaction
+ * rolls back: one key, one effect.
  */
 export class IdempotencyKeys {
   readonly #db: Db;
@@ -60,6 +87,7 @@ export class IdempotencyKeys {
 
   async start(scope: string, key: string, fingerprint: string, now: Date): Promise<IdempotencyStart> {
     const lockedUntil = new Date(now.getTime() + this.#options.lockMs).toISOString();
+    const claim: KeyClaim = { scope, key, fingerprint, lockedUntil };
     const expiresAt = new Date(now.getTime() + this.#options.ttlMs).toISOString();
     for (let attempt = 0; attempt < 3; attempt++) {
       const claimed = await sql`insert into idempotency_keys (scope, key, request_hash, state, locked_until,
@@ -67,7 +95,7 @@ export class IdempotencyKeys {
         values (${scope}, ${key}, ${fingerprint}, 'IN_FLIGHT', ${lockedUntil}::timestamptz,
           ${now.toISOString()}::timestamptz, ${expiresAt}::timestamptz)
         on conflict (scope, key) do nothing returning key`.execute(this.#db);
-      if (claimed.rows.length === 1) return { kind: 'run' };
+      if (claimed.rows.length === 1) return { kind: 'run', claim };
       const { rows } = await sql<KeyRow>`select request_hash, state, response_status, response_body,
           locked_until, expires_at
         from idempotency_keys where scope = ${scope} and key = ${key}`.execute(this.#db);
@@ -92,24 +120,47 @@ export class IdempotencyKeys {
       const taken = await sql`update idempotency_keys set locked_until = ${lockedUntil}::timestamptz
         where scope = ${scope} and key = ${key} and state = 'IN_FLIGHT'
           and locked_until = ${row.locked_until.toISOString()}::timestamptz returning key`.execute(this.#db);
-      if (taken.rows.length === 1) return { kind: 'run' };
+      if (taken.rows.length === 1) return { kind: 'run', claim };
       throw new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
     }
     throw new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
   }
 
-  /** Stores the answer; pass the transaction that wrote the request's effects, or the database when none. */
-  async complete(runner: Tx | Db, scope: string, key: string, response: StoredResponse): Promise<void> {
-    await sql`update idempotency_keys set state = 'COMPLETE', response_status = ${response.status},
+  /**
+   * Stores the answer; pass the transaction that wrote the request's effects, or the database when none. Throws
+   * IdempotencyKeyLost, storing nothing, when the claim is no longer the key's (a retry took it over).
+   */
+  async complete(runner: Tx | Db, claim: KeyClaim, response: StoredResponse): Promise<void> {
+    const { rows } =
+      await sql`update idempotency_keys set state = 'COMPLETE', response_status = ${response.status},
         response_body = ${response.body}
-      where scope = ${scope} and key = ${key}`.execute(runner);
+      where scope = ${claim.scope} and key = ${claim.key} and state = 'IN_FLIGHT'
+        and locked_until = ${claim.lockedUntil}::timestamptz
+      returning key`.execute(runner);
+    if (rows.length !== 1) throw new IdempotencyKeyLost(claim);
+  }
+
+  /** What a request that lost its key answers: the stored answer of the retry that took it, else 409. */
+  async answerAfterLoss(claim: KeyClaim): Promise<StoredResponse> {
+    const { rows } =
+      await sql<KeyRow>`select request_hash, state, response_status, response_body, locked_until,
+        expires_at
+      from idempotency_keys where scope = ${claim.scope} and key = ${claim.key}`.execute(this.#db);
+    const row = rows[0];
+    if (
+      row?.state === 'COMPLETE' &&
+      row.request_hash === claim.fingerprint &&
+      row.response_status !== null &&
+      row.response_body !== null
+    )
+      return { status: row.response_status, body: row.response_body };
+    throw new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
   }
 
   /** Lets a key go unanswered (an unexpected failure), so that the client's retry runs again at once. */
-  async release(scope: string, key: string): Promise<void> {
-    await sql`delete from idempotency_keys where scope = ${scope} and key = ${key} and state = 'IN_FLIGHT'`.execute(
-      this.#db,
-    );
+  async release(claim: KeyClaim): Promise<void> {
+    await sql`delete from idempotency_keys where scope = ${claim.scope} and key = ${claim.key}
+      and state = 'IN_FLIGHT' and locked_until = ${claim.lockedUntil}::timestamptz`.execute(this.#db);
   }
 
   async purgeExpired(now: Date): Promise<number> {

@@ -1,10 +1,15 @@
 import { createHash } from 'node:crypto';
+import { type Config, loadConfig } from '../config.ts';
 import { hashPassword } from '../crypto/passwords.ts';
 import type { Db } from '../db/database.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
-import { localDateOf, weekdaysBetween } from '../earnings/calendar.ts';
-import { type PayCalendar, payPeriodContaining, previousPayPeriod } from '../earnings/pay-periods.ts';
+import { createMoneyCore } from '../earnings/money-core.ts';
+import type { PayCalendar } from '../earnings/pay-periods.ts';
+import { salaryPerWorkingDayMinor } from '../earnings/paycheck-math.ts';
 import { insertClient } from '../oauth/clients.ts';
+import { BankAccountSecrets } from '../resources/accounts/bank-account-secrets.ts';
+import { insertDemoBankAccount } from './demo-bank-account.ts';
+import { DEMO_SHIFT_HOURS, type DemoWorker, seedDemoHistory } from './demo-history.ts';
 
 /** Fixed ids, so that the README's walk-through and scripts can name demo records. */
 export const DEMO = {
@@ -47,7 +52,8 @@ export const DEMO = {
       state: 'CA',
       org: 'acme',
       employeeId: 'A-1003',
-      rateMinor: 6_240_000,
+      // $350 a working day: one day of salary is enough for $100 available on a period's first day.
+      rateMinor: 9_100_000,
       frequency: 'ANNUALLY',
     },
     {
@@ -107,8 +113,10 @@ const DEMO_CALENDAR: PayCalendar = {
   timeZone: 'America/New_York',
   paydayOffsetDays: 5,
 };
-const SHIFT_HOURS = 8;
-const WITHHOLDING_BP = 2500;
+/** Demo bank account numbers: this prefix and the worker's number (0001 …), at the sandbox routing number. */
+const DEMO_ACCOUNT_NUMBER_PREFIX = '55500000';
+/** The state a worker without one has while its history is made; removed again afterwards. */
+const HISTORY_STATE = 'NY';
 
 /** Derives a stable UUID for a demo child record from its parent's id and a label. */
 export function childId(parentId: string, label: string): string {
@@ -116,23 +124,66 @@ export function childId(parentId: string, label: string): string {
   return `${d.slice(0, 8)}-${d.slice(8, 12)}-4${d.slice(13, 16)}-8${d.slice(17, 20)}-${d.slice(20, 32)}`;
 }
 
-/** Seeds the sandbox demo data once per database; returns false when it was there already. */
-export async function seedDemoDataOnce(db: Db, now: Date): Promise<boolean> {
-  return withTransaction(db, async (tx) => {
-    const claimed = await tx
+/** The fixed ids of a demo worker's job, accounts and advances. */
+export function demoWorkerIds(personId: string) {
+  return {
+    jobId: childId(personId, 'job'),
+    balanceAccountId: childId(personId, 'earnings-balance'),
+    depositoryId: childId(personId, 'checking'),
+    advanceIds: {
+      settled: childId(personId, 'advance-settled'),
+      failed: childId(personId, 'advance-failed'),
+      pending: childId(personId, 'advance-pending'),
+    },
+  };
+}
+
+/**
+ * Seeds the sandbox demo data once per database; returns false when it was there already. The people, jobs,
+ * accounts and clients are written with the claim in one transaction; the money history is then made by the
+ * money services, each step in its own transactions (they cannot run inside another), by the process that won
+ * the claim. `config` gives the master key that seals the demo bank account numbers and the money settings; the
+ * sandbox defaults when not given.
+ */
+export async function seedDemoDataOnce(db: Db, now: Date, config: Config = loadConfig({})): Promise<boolean> {
+  const claimed = await withTransaction(db, async (tx) => {
+    const claim = await tx
       .insertInto('app_settings')
       .values({ key: DEMO_SETTING, value: JSON.stringify(now.toISOString()) })
       .onConflict((conflict) => conflict.column('key').doNothing())
       .returning('key')
       .executeTakeFirst();
-    if (!claimed) return false;
-    await insertDemoData(tx, now);
+    if (!claim) return false;
+    await insertDemoData(tx, config, now);
     return true;
+  });
+  if (!claimed) return false;
+  await seedDemoHistory(createMoneyCore(db, config), DEMO_CALENDAR, demoWorkers(), now);
+  const stateless = DEMO.people.filter((person) => person.state === null).map((person) => person.id);
+  // Emery stays the sandbox's worker without a state of residence (MISSING_STATE_OF_RESIDENCE), with a history.
+  if (stateless.length > 0)
+    await db.updateTable('people').set({ state_of_residence: null }).where('id', 'in', stateless).execute();
+  return true;
+}
+
+function demoWorkers(): DemoWorker[] {
+  return DEMO.people.map((person) => {
+    const ids = demoWorkerIds(person.id);
+    return {
+      personId: person.id,
+      jobId: ids.jobId,
+      balanceAccountId: ids.balanceAccountId,
+      depositoryId: ids.depositoryId,
+      dayPayMinor: dailyEarningsMinor(person.rateMinor, person.frequency),
+      salaried: person.frequency !== 'HOURLY',
+      advanceIds: ids.advanceIds,
+    };
   });
 }
 
-async function insertDemoData(tx: Tx, now: Date): Promise<void> {
+async function insertDemoData(tx: Tx, config: Config, now: Date): Promise<void> {
   const passwordHash = await hashPassword(DEMO.password);
+  const secrets = new BankAccountSecrets(config.masterKey);
   for (const org of Object.values(DEMO.organizations)) {
     await tx
       .insertInto('organizations')
@@ -149,13 +200,9 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
       })
       .execute();
   }
-  const today = localDateOf(now, DEMO_CALENDAR.timeZone);
-  const current = payPeriodContaining(DEMO_CALENDAR, today);
-  const previous = previousPayPeriod(DEMO_CALENDAR, current);
-  for (const person of DEMO.people) {
+  for (const [index, person] of DEMO.people.entries()) {
     const org = DEMO.organizations[person.org];
-    const jobId = childId(person.id, 'job');
-    const balanceId = childId(person.id, 'earnings-balance');
+    const ids = demoWorkerIds(person.id);
     await tx
       .insertInto('people')
       .values({
@@ -163,14 +210,15 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
         email: person.email,
         first_name: person.first,
         last_name: person.last,
-        state_of_residence: person.state,
+        // A worker without a state gets one while its history is made (advances need it); see seedDemoDataOnce.
+        state_of_residence: person.state ?? HISTORY_STATE,
         password_hash: passwordHash,
       })
       .execute();
     await tx
       .insertInto('accounts')
       .values({
-        id: balanceId,
+        id: ids.balanceAccountId,
         person_id: person.id,
         account_type: 'EARNINGS_BALANCE',
         subtype: 'ODP',
@@ -178,10 +226,18 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
         details: '{}',
       })
       .execute();
+    await insertDemoBankAccount(tx, secrets, {
+      id: ids.depositoryId,
+      personId: person.id,
+      firstName: person.first,
+      lastName: person.last,
+      accountNumber: `${DEMO_ACCOUNT_NUMBER_PREFIX}${String(index + 1).padStart(4, '0')}`,
+      now,
+    });
     await tx
       .insertInto('jobs')
       .values({
-        id: jobId,
+        id: ids.jobId,
         person_id: person.id,
         organization_id: org.id,
         external_primary_identifier: `${person.employeeId}-primary`,
@@ -195,52 +251,10 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
         wage_rate_minor: person.rateMinor,
         wage_frequency: person.frequency,
         direct_deposit_status: 'SETUP_COMPLETE',
-        earnings_balance_account_id: balanceId,
+        direct_deposit_default_depository_id: ids.depositoryId,
+        earnings_balance_account_id: ids.balanceAccountId,
       })
       .execute();
-    for (const [label, period, status] of [
-      ['previous', previous, 'DEPOSITED'],
-      ['current', current, 'ESTIMATED'],
-    ] as const) {
-      const paycheckId = childId(person.id, `paycheck-${label}`);
-      const lastWorkedDay = label === 'current' ? today : period.lastDay;
-      const days = weekdaysBetween(period.firstDay, lastWorkedDay);
-      const dailyMinor = dailyEarningsMinor(person.rateMinor, person.frequency);
-      const grossMinor = dailyMinor * days.length;
-      const withheldMinor = Math.floor((grossMinor * WITHHOLDING_BP) / 10_000);
-      await tx
-        .insertInto('paychecks')
-        .values({
-          id: paycheckId,
-          job_id: jobId,
-          person_id: person.id,
-          status,
-          pay_period_starts_at: period.startsAt,
-          pay_period_ends_at: period.endsAt,
-          deposit_expected_at: period.depositExpectedAt,
-          gross_earnings_minor: grossMinor,
-          employer_withholdings_minor: withheldMinor,
-          net_earnings_minor: grossMinor - withheldMinor,
-        })
-        .execute();
-      if (days.length > 0) {
-        await tx
-          .insertInto('earnings')
-          .values(
-            days.map((day) => ({
-              id: childId(paycheckId, day),
-              job_id: jobId,
-              paycheck_id: paycheckId,
-              external_id: `demo-${day}`,
-              worked_on: day,
-              hours_hundredths: person.frequency === 'HOURLY' ? SHIFT_HOURS * 100 : null,
-              amount_minor: dailyMinor,
-              source: person.frequency === 'HOURLY' ? 'SHIFT' : 'SALARY',
-            })),
-          )
-          .execute();
-      }
-    }
   }
   const organizationIds = Object.values(DEMO.organizations).map((organization) => organization.id);
   const { confidential, public: mobile } = DEMO.clients;
@@ -268,9 +282,11 @@ async function insertDemoData(tx: Tx, now: Date): Promise<void> {
   );
 }
 
-/** One working day's pay: a shift for hourly jobs, 1/260 of the year for salaried ones. */
+/** One working day's pay: a shift for hourly jobs, what the salary accrual credits a day for salaried ones. */
 export function dailyEarningsMinor(rateMinor: number, frequency: string): number {
-  return frequency === 'HOURLY' ? rateMinor * SHIFT_HOURS : Math.floor(rateMinor / 260);
+  return frequency === 'HOURLY'
+    ? rateMinor * DEMO_SHIFT_HOURS
+    : salaryPerWorkingDayMinor(rateMinor, frequency);
 }
 
 /** What a developer needs to try the sandbox, printed when the demo data is loaded. */

@@ -87,7 +87,7 @@ export async function seedGeneratedPeople(
         await sql`insert into paychecks (id, job_id, person_id, status, pay_period_starts_at, pay_period_ends_at,
             deposit_expected_at, gross_earnings_minor, employer_withholdings_minor, net_earnings_minor)
           select md5(${run} || ':paycheck:' || ${label} || ':' || i)::uuid, ${job}, ${person}, ${status},
-            ${period.startsAt}, ${period.endsAt}, ${period.depositExpectedAt},
+            ${period.startsAt}, ${period.lastDayStartsAt}, ${period.depositExpectedAt},
             ${gross}, ${gross} / 4, ${gross} - ${gross} / 4
           from ${series}`.execute(tx);
       }

@@ -109,6 +109,7 @@ test('the operator API is in the document: every /admin operation with its id, t
     ['get', '/admin/organizations/{organization_id}', 'adminReadOrganization'],
     ['patch', '/admin/organizations/{organization_id}/policy', 'adminUpdateOrganizationPolicy'],
     ['post', '/admin/organizations/{organization_id}/roster', 'adminImportRoster'],
+    ['post', '/admin/organizations/{organization_id}/earnings', 'adminImportEarnings'],
     ['post', '/admin/jobs/{job_id}/activate', 'adminActivateJob'],
     ['post', '/admin/jobs/{job_id}/deactivate', 'adminDeactivateJob'],
   ] as const;
@@ -122,7 +123,7 @@ test('the operator API is in the document: every /admin operation with its id, t
   }
   assert.equal(
     Object.keys(document.paths).filter((path) => path.startsWith('/admin/')).length,
-    6,
+    7,
     'no other /admin path',
   );
   const roster = document.paths['/admin/organizations/{organization_id}/roster'].post;

@@ -129,9 +129,11 @@ test('ledger entries are append-only', async (t) => {
   await migrate(database.db);
   const ledgerAccount = '11111111-1111-4111-8111-111111111111';
   const posting = '22222222-2222-4222-8222-222222222222';
+  const organization = '33333333-3333-4333-8333-333333333333';
+  await database.db.insertInto('organizations').values({ id: organization, name: 'Ledger test' }).execute();
   await database.db
     .insertInto('ledger_accounts')
-    .values({ id: ledgerAccount, kind: 'FEE_REVENUE', currency: 'USD' })
+    .values({ id: ledgerAccount, kind: 'FEE_REVENUE', currency: 'USD', organization_id: organization })
     .execute();
   await database.db
     .insertInto('ledger_postings')

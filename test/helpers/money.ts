@@ -1,4 +1,5 @@
 import type { EarningsInput } from '../../src/earnings/earnings-recorder.ts';
+import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import type { TestApp } from './build-test-app.ts';
 import { createOrganization, createWorker, restClient, type Worker, workerToken } from './factories.ts';
 
@@ -132,4 +133,144 @@ export function postTransfer(
     },
     payload: JSON.stringify(body),
   });
+}
+
+/** The earnings balance as the person reads it: GET /rest/accounts/{id}, balances.available. */
+export async function availableMinor(worker: { api: PaidWorker['api']; balanceAccountId: string }) {
+  const response = await worker.api.get(`/rest/accounts/${worker.balanceAccountId}`);
+  if (response.statusCode !== 200) throw new Error(`earnings balance: ${response.body}`);
+  return response.json().data.attributes.balances.available as number;
+}
+
+/** What a refused request must leave as it was: the person's balance and transfers, and the whole ledger. */
+export async function moneyFootprint(app: TestApp, worker: PaidWorker) {
+  const { db } = app.database;
+  const transfers = await db
+    .selectFrom('transfers')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('person_id', '=', worker.personId)
+    .executeTakeFirstOrThrow();
+  const entries = await db
+    .selectFrom('ledger_entries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return {
+    available: await availableMinor(worker),
+    transfers: Number(transfers.n),
+    ledgerEntries: Number(entries.n),
+  };
+}
+
+/** Overrides columns of an organization's policy row directly, even past what the admin API would accept. */
+export async function setPolicy(app: TestApp, organizationId: string, changes: Record<string, unknown>) {
+  await app.database.db
+    .updateTable('organization_policies')
+    .set(changes)
+    .where('organization_id', '=', organizationId)
+    .execute();
+}
+
+/** A debit card (one of the sandbox test cards) added through POST /rest/accounts with a fresh card token. */
+export async function addCardAccount(app: TestApp, worker: PaidWorker, now: Date): Promise<string> {
+  const keys = await CardTokenKeys.fromConfig(app.config.cards.tokenKeys);
+  const card = {
+    card_number: '4111111111111111',
+    expiration_month: '02',
+    expiration_year: '2030',
+    first_name: 'Robin',
+    last_name: 'Lee',
+    address_line_one: '1 Main St',
+    address_city: 'Albany',
+    address_state: 'NY',
+    address_zip_code: '12207',
+    address_country: 'US',
+  };
+  const { token } = await keys.issue(card, now, app.config.cards.tokenTtlSeconds);
+  const { card_number: _number, ...details } = card;
+  const created = await worker.api.post('/rest/accounts', {
+    data: {
+      type: 'accounts',
+      attributes: {
+        name: 'Debit card',
+        account_type: 'CARD',
+        subtype: 'DEBIT',
+        details: { ...details, token, issuer: '411111' },
+      },
+      relationships: { person: { data: { type: 'people', id: worker.personId } } },
+    },
+  });
+  if (created.statusCode !== 200) throw new Error(`card account: ${created.body}`);
+  return created.json().data.id as string;
+}
+
+/** A second bank account of the worker, not the job's default. */
+export async function addBankAccount(worker: PaidWorker, accountNumber: string): Promise<string> {
+  const created = await worker.api.post('/rest/accounts', {
+    data: {
+      type: 'accounts',
+      attributes: {
+        name: 'Savings',
+        account_type: 'DEPOSITORY',
+        subtype: 'SAVINGS',
+        details: {
+          first_name: 'Robin',
+          last_name: 'Lee',
+          routing_number: '110000000',
+          account_number: accountNumber,
+        },
+      },
+      relationships: { person: { data: { type: 'people', id: worker.personId } } },
+    },
+  });
+  if (created.statusCode !== 200) throw new Error(`bank account: ${created.body}`);
+  return created.json().data.id as string;
+}
+
+export interface PaycheckState {
+  id: string;
+  status: string;
+  pay_period_starts_at: Date;
+  net_earnings_minor: number;
+  accessible_minor: number;
+  total_debited_minor: number;
+  payout_minor: number | null;
+  payout_account_id: string | null;
+  payout_settle_after: Date | null;
+  payout_held_reason: string | null;
+}
+
+/** A job's paychecks as stored, oldest period first, money as numbers. */
+export async function paychecksOfJob(app: TestApp, jobId: string): Promise<PaycheckState[]> {
+  const rows = await app.database.db
+    .selectFrom('paychecks')
+    .select([
+      'id',
+      'status',
+      'pay_period_starts_at',
+      'net_earnings_minor',
+      'accessible_minor',
+      'total_debited_minor',
+      'payout_minor',
+      'payout_account_id',
+      'payout_settle_after',
+      'payout_held_reason',
+    ])
+    .where('job_id', '=', jobId)
+    .orderBy('pay_period_starts_at')
+    .execute();
+  return rows.map((row) => ({
+    ...(row as unknown as PaycheckState),
+    net_earnings_minor: Number(row.net_earnings_minor),
+    accessible_minor: Number(row.accessible_minor),
+    total_debited_minor: Number(row.total_debited_minor),
+    payout_minor: row.payout_minor === null ? null : Number(row.payout_minor),
+  }));
+}
+
+/** The first error of a JSON:API error response. */
+export function firstError(response: { json(): unknown }) {
+  const { errors } = response.json() as {
+    errors: { code: string; status: string; detail: string; source?: Record<string, string> }[];
+  };
+  return errors[0]!;
 }

@@ -3,7 +3,12 @@ import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { type FilterSpec, isUuid } from '../../platform/filters.ts';
-import { IdempotencyKeys, requestFingerprint, type StoredResponse } from '../../platform/idempotency.ts';
+import {
+  IdempotencyKeyLost,
+  IdempotencyKeys,
+  requestFingerprint,
+  type StoredResponse,
+} from '../../platform/idempotency.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import { JSON_API_MEDIA } from '../../platform/media-types.ts';
@@ -256,49 +261,54 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
       const fingerprint = requestFingerprint('POST', request.url, request.body);
       const start = await keys.start(scope, key, fingerprint, at);
       if (start.kind === 'replay') return sendStored(reply, start.response);
+      const { claim } = start;
       const { data } = request.body as TransferCreateDocument;
+      const answerOf = (view: TransferView): StoredResponse => ({
+        status: 200,
+        body: JSON.stringify(wireDocument(view, stages)),
+      });
+      let answer: StoredResponse;
+      let stored = false;
       try {
-        let stored: StoredResponse | undefined;
-        await transfers
-          .create(
-            caller.personId,
-            {
-              id: data.id,
-              amountMinor: data.attributes.amount,
-              currency: data.attributes.currency,
-              schedule: data.attributes.schedule,
-              preview: data.attributes.preview === true,
-              originId: data.relationships.origin.data.id,
-              destinationId: data.relationships.destination?.data.id,
-              personId: data.relationships.person?.data.id,
-            },
-            at,
-            async (tx, view) => {
-              stored = { status: 200, body: JSON.stringify(wireDocument(view, stages)) };
-              await keys.complete(tx, scope, key, stored);
-            },
-          )
-          .then(async (view) => {
-            // A preview writes nothing, so its answer is stored on its own.
-            if (!stored) {
-              stored = { status: 200, body: JSON.stringify(wireDocument(view, stages)) };
-              await keys.complete(db, scope, key, stored);
-            }
-          });
-        return sendStored(reply, stored as unknown as StoredResponse);
+        const view = await transfers.create(
+          caller.personId,
+          {
+            id: data.id,
+            amountMinor: data.attributes.amount,
+            currency: data.attributes.currency,
+            schedule: data.attributes.schedule,
+            preview: data.attributes.preview === true,
+            originId: data.relationships.origin.data.id,
+            destinationId: data.relationships.destination?.data.id,
+            personId: data.relationships.person?.data.id,
+          },
+          at,
+          async (tx, written) => {
+            await keys.complete(tx, claim, answerOf(written));
+            stored = true;
+          },
+        );
+        answer = answerOf(view);
       } catch (error) {
+        if (error instanceof IdempotencyKeyLost) return sendStored(reply, await keys.answerAfterLoss(claim));
         if (!(error instanceof AppError) || error.status >= 500) {
-          await keys.release(scope, key).catch(() => {});
+          await keys.release(claim).catch(() => {});
           throw error;
         }
         // A refusal is an answer too: the same request gets it again, and nothing was written.
-        const refused = {
-          status: error.status,
-          body: JSON.stringify(errorDocumentFor(request, error, baseUrl)),
-        };
-        await keys.complete(db, scope, key, refused);
-        return sendStored(reply, refused);
+        answer = { status: error.status, body: JSON.stringify(errorDocumentFor(request, error, baseUrl)) };
       }
+      // A preview or a refusal wrote nothing, so its answer is stored on its own.
+      if (!stored) {
+        try {
+          await keys.complete(db, claim, answer);
+        } catch (error) {
+          if (error instanceof IdempotencyKeyLost)
+            return sendStored(reply, await keys.answerAfterLoss(claim));
+          throw error;
+        }
+      }
+      return sendStored(reply, answer);
     },
   );
 };

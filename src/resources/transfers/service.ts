@@ -28,6 +28,7 @@ import {
   type PersonAccountRow,
   recentAdvances,
   type TransferRow,
+  transferIdTaken,
 } from './store.ts';
 
 export interface TransferRequest {
@@ -114,7 +115,8 @@ export class TransferService {
    *   4. amounts: MINIMUM_AMOUNT_SUBCEEDED (below the minimum, or not above the fee), MAXIMUM_AMOUNT_EXCEEDED,
    *      MAXIMUM_FEE_EXCEEDED, EARNINGS_BALANCE_EXCEEDED;
    *   5. 24-hour limits: TRANSFER_LIMIT_EXCEEDED (count), TRANSFER_AMOUNT_LIMIT_EXCEEDED (sum with this one);
-   *   6. DUPLICATE_TRANSFER: an advance of the same amount to the same destination within the window.
+   *   6. DUPLICATE_TRANSFER: an advance of the same amount to the same destination within the window (a window of
+   *      zero turns it off); then a client id already used (by anyone) is INVALID_PARAMETERS.
    * A preview runs every check and computes fee and funding, and writes nothing. `within` runs in the transaction
    * that writes the transfer, so a caller can record its response atomically with it.
    */
@@ -174,13 +176,14 @@ export class TransferService {
       await checkAmounts(tx, request.amountMinor, fee, terms, balanceLedgerId);
       await checkLimits(tx, personId, request.amountMinor, terms, now);
       if (
-        await hasRecentTwin(
+        this.#options.duplicateWindowMs > 0 &&
+        (await hasRecentTwin(
           tx,
           personId,
           destination.id,
           request.amountMinor,
           new Date(now.getTime() - this.#options.duplicateWindowMs),
-        )
+        ))
       )
         throw refuse(
           'DUPLICATE_TRANSFER',
@@ -230,9 +233,12 @@ export class TransferService {
         currency,
       }));
       const view = { row, sources, preview: request.preview };
+      const idTaken = () =>
+        refuse('INVALID_PARAMETERS', `A transfer with id ${id} exists already.`, '/data/id');
+      // A preview answers what the request would: a used id is refused for it too.
+      if (request.id !== undefined && (await transferIdTaken(tx, id))) throw idTaken();
       if (request.preview) return view;
-      if (!(await insertTransfer(tx, row)))
-        throw refuse('INVALID_PARAMETERS', `A transfer with id ${id} exists already.`, '/data/id');
+      if (!(await insertTransfer(tx, row))) throw idTaken();
       await insertFundingSources(tx, sources);
       await addToTotalDebited(
         tx,

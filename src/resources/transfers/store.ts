@@ -151,6 +151,12 @@ export async function lockFundablePaychecks(tx: Tx, jobId: string): Promise<Fund
   return rows.map((row) => ({ id: row.id, remaining_minor: Number(row.remaining_minor) }));
 }
 
+/** Whether any transfer, of anyone, has this id: a client's id for a new transfer must be unused. */
+export async function transferIdTaken(db: Db | Tx, id: string): Promise<boolean> {
+  const { rows } = await sql`select 1 from transfers where id = ${id}::uuid`.execute(db);
+  return rows.length > 0;
+}
+
 export async function insertTransfer(tx: Tx, row: TransferRow): Promise<boolean> {
   const { rows } = await sql`insert into transfers (id, person_id, origin_account_id, origin_paycheck_id,
       destination_account_id, amount_minor, fee_minor, currency, schedule, status, rail_reference, settle_after,

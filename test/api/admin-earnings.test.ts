@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { type TestContext, test } from 'node:test';
+import { accountBalancesMinor } from '../../src/ledger/balances.ts';
+import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { buildTestApp } from '../helpers/build-test-app.ts';
+import { createOrganization, createWorker } from '../helpers/factories.ts';
+import { clientToken, createTestClient } from '../helpers/tokens.ts';
+
+const JSON_API = 'application/vnd.api+json';
+const HEADER = 'row_id,primary_identifier,date,hours,amount';
+
+/** The operator's client and earnings uploads made with it (or with another token). */
+async function operator(t: TestContext, env: Record<string, string> = {}) {
+  const app = await buildTestApp(t, env);
+  const client = await createTestClient(app, {
+    name: 'Operator',
+    scopes: ['admin:operator'],
+    redirectUris: [],
+  });
+  const token = await clientToken(app, ['admin:operator'], client);
+  const upload = (
+    organizationId: string,
+    csv: string,
+    options: { contentType?: string; token?: string } = {},
+  ) =>
+    app.api.inject({
+      method: 'POST',
+      url: `/admin/organizations/${organizationId}/earnings`,
+      headers: {
+        authorization: `Bearer ${options.token ?? token}`,
+        'content-type': options.contentType ?? 'text/csv',
+      },
+      payload: csv,
+    });
+  return { app, upload };
+}
+
+/** A calendar day `days` from the real today (UTC): the admin routes are given no clock, so today is the server's. */
+function day(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+async function primaryIdentifier(app: Awaited<ReturnType<typeof operator>>['app'], jobId: string) {
+  return (
+    await app.database.db
+      .selectFrom('jobs')
+      .select('external_primary_identifier')
+      .where('id', '=', jobId)
+      .executeTakeFirstOrThrow()
+  ).external_primary_identifier;
+}
+
+function assertError(
+  response: {
+    statusCode: number;
+    headers: Record<string, unknown>;
+    json(): { errors: Record<string, unknown>[] };
+  },
+  status: number,
+  code: string,
+  detail?: RegExp,
+) {
+  assert.equal(response.statusCode, status, JSON.stringify(response.json()));
+  assert.equal(response.headers['content-type'], JSON_API);
+  const [error] = response.json().errors;
+  assert.equal(error!.code, code);
+  if (detail) assert.match(String(error!.detail), detail);
+}
+
+test('POST /admin/organizations/{id}/earnings records text/csv, lists bad lines, and is idempotent', async (t) => {
+  const { app, upload } = await operator(t);
+  const organizationId = await createOrganization(app);
+  const worker = await createWorker(app, organizationId);
+  const inactive = await createWorker(app, organizationId, { activationStatus: 'DEACTIVATED' });
+  const job = await primaryIdentifier(app, worker.jobId);
+  const csv = [
+    'Date,Primary_Identifier,Row_ID,Hours,Amount',
+    `${day(-2)},${job},E-1,6.5,`,
+    `${day(-2)},${job},E-2,,80.00`,
+    `${day(-2)},${await primaryIdentifier(app, inactive.jobId)},E-3,1,`,
+    `${day(-2)},${job},E-4,,12.345`,
+    `${day(-2)},${job},E-1,6.5,`,
+  ].join('\n');
+  const first = await upload(organizationId, csv);
+  assert.equal(first.statusCode, 200, first.body);
+  assert.equal(first.headers['content-type'], JSON_API);
+  const { data } = first.json();
+  assert.equal(data.type, 'earnings_imports');
+  // 6.5 h × 20.00 + 80.00 = 210.00 gross; 52.50 withheld; net 157.50; 78.75 accessible.
+  assert.deepEqual(data.attributes, {
+    organization_id: organizationId,
+    organization_name: data.attributes.organization_name,
+    currency: 'USD',
+    lines: 5,
+    recorded: 2,
+    duplicates: 1,
+    rejected: 2,
+    rejected_lines: [
+      {
+        line: 4,
+        field: 'primary_identifier',
+        message: data.attributes.rejected_lines[0].message,
+      },
+      { line: 5, field: 'amount', message: data.attributes.rejected_lines[1].message },
+    ],
+    rejected_lines_truncated: false,
+    recorded_minor: 21_000,
+    credited_minor: 7_875,
+  });
+  assert.match(
+    data.attributes.rejected_lines[0].message,
+    /is DEACTIVATED; earnings are recorded for ACTIVATED jobs/,
+  );
+  const { db } = app.database;
+  const paycheck = await db
+    .selectFrom('paychecks')
+    .select(['gross_earnings_minor', 'employer_withholdings_minor', 'net_earnings_minor', 'status'])
+    .where('job_id', '=', worker.jobId)
+    .executeTakeFirstOrThrow();
+  assert.deepEqual(paycheck, {
+    gross_earnings_minor: 21_000,
+    employer_withholdings_minor: 5_250,
+    net_earnings_minor: 15_750,
+    status: 'ESTIMATED',
+  });
+  const balance = async () =>
+    (await accountBalancesMinor(db, [worker.balanceAccountId!])).get(worker.balanceAccountId!);
+  assert.equal(await balance(), 7_875);
+
+  const again = (await upload(organizationId, csv)).json().data.attributes;
+  assert.deepEqual(
+    [again.recorded, again.duplicates, again.rejected, again.credited_minor],
+    [0, 3, 2, 0],
+    'the same file again records nothing',
+  );
+  assert.equal(await balance(), 7_875);
+  assert.deepEqual(await checkLedgerInvariants(db), []);
+});
+
+test('POST earnings: a wrong header or empty body is 400, another media type 415, too large 413, unknown organization 404, no operator 403', async (t) => {
+  const { app, upload } = await operator(t, { EWA_BODY_LIMIT_BYTES: '4096' });
+  const organizationId = await createOrganization(app);
+  const worker = await createWorker(app, organizationId);
+  const job = await primaryIdentifier(app, worker.jobId);
+  assertError(
+    await upload(organizationId, `${HEADER},shift_notes\nE-1,${job},${day(-2)},1,,x\n`),
+    400,
+    'INVALID_PARAMETERS',
+    /line 1: "shift_notes" is not an earnings column/,
+  );
+  assertError(await upload(organizationId, ''), 400, 'INVALID_PARAMETERS', /earnings file is empty/);
+  assertError(
+    await upload(organizationId, `${HEADER}\nE-1,${job},${day(-2)},1,\n`, { contentType: JSON_API }),
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+  );
+  const large = [HEADER, ...Array.from({ length: 200 }, (_, i) => `E-${i},${job},${day(-2)},1,`)].join('\n');
+  assert.ok(Buffer.byteLength(large) > 4096);
+  assertError(await upload(organizationId, large), 413, 'PAYLOAD_TOO_LARGE');
+  assertError(await upload(randomUUID(), `${HEADER}\nE-1,${job},${day(-2)},1,\n`), 404, 'RECORD_NOT_FOUND');
+  const partner = await createTestClient(app, { organizationIds: [organizationId] });
+  const partnerToken = await clientToken(app, ['client:admin', 'client:lookup'], partner);
+  assertError(
+    await upload(organizationId, `${HEADER}\nE-1,${job},${day(-2)},1,\n`, { token: partnerToken }),
+    403,
+    'FORBIDDEN',
+    /client token with admin:operator/,
+  );
+  const anonymous = await app.api.inject({
+    method: 'POST',
+    url: `/admin/organizations/${organizationId}/earnings`,
+    headers: { 'content-type': 'text/csv' },
+    payload: `${HEADER}\n`,
+  });
+  assertError(anonymous, 401, 'INVALID_TOKEN');
+  const broken = await upload(
+    organizationId,
+    `${HEADER}\nE-1,${job},${day(-2)},1,\n"E-2,${job},${day(-2)},1,\n`,
+  );
+  assert.equal(broken.statusCode, 200);
+  const result = broken.json().data.attributes;
+  assert.equal(result.recorded, 1, 'the lines before the broken one are recorded');
+  assert.deepEqual([result.rejected_lines[0].line, result.rejected_lines[0].field], [3, null]);
+  assert.match(result.rejected_lines[0].message, /not valid CSV from this line on/);
+  const earnings = await app.database.db
+    .selectFrom('earnings')
+    .select('external_id')
+    .where('job_id', '=', worker.jobId)
+    .execute();
+  assert.deepEqual(
+    earnings.map((row) => row.external_id),
+    ['E-1'],
+  );
+});
+
+test('the earnings upload is in the OpenAPI document under Operator, taking text/csv', async (t) => {
+  const { app } = await operator(t);
+  const document = (await app.api.inject({ url: '/rest/openapi.json' })).json();
+  const operation = document.paths['/admin/organizations/{organization_id}/earnings'].post;
+  assert.equal(operation.operationId, 'adminImportEarnings');
+  assert.deepEqual(operation.tags, ['Operator']);
+  assert.deepEqual(operation.security, [{ oauth_client_credentials_token: ['admin:operator'] }]);
+  assert.deepEqual(Object.keys(operation.requestBody.content), ['text/csv']);
+  assert.match(operation.description, /`row_id,primary_identifier,date,hours,amount`/);
+  assert.match(operation.description, /`hours` \(optional\): hours worked, above 0 and at most 24/);
+});

@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { runCli } from '../../src/cli/run.ts';
+import { loadConfig } from '../../src/config.ts';
+import { type Db, openDatabase } from '../../src/db/database.ts';
+import { capture, cliDatabaseEnv } from '../helpers/cli.ts';
+
+async function ewa(env: Record<string, string>, ...argv: string[]) {
+  const run = capture(env);
+  const code = await runCli(argv, run.context);
+  return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
+}
+
+/** Reads the database between commands (the embedded one admits one process at a time). */
+async function inDatabase<T>(env: Record<string, string>, work: (db: Db) => Promise<T>): Promise<T> {
+  const database = await openDatabase(loadConfig(env).database);
+  try {
+    return await work(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+function csvFile(t: TestContext, lines: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ewa-earnings-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'earnings.csv');
+  writeFileSync(path, `${lines.join('\r\n')}\r\n`);
+  return path;
+}
+
+/** A calendar day `days` from the real today (UTC): the CLI's today is the wall clock's. */
+function day(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** An organization (default policy: New York) with an hourly job W-1 at 20.00 and a salaried one W-2. */
+async function employer(t: TestContext, env: Record<string, string>): Promise<string> {
+  const created = await ewa(
+    env,
+    'orgs',
+    'create',
+    '--name',
+    `Employer ${randomUUID().slice(0, 8)}`,
+    '--json',
+  );
+  assert.equal(created.code, 0, created.stderr);
+  const organizationId = created.json().id as string;
+  const tag = randomUUID().slice(0, 8);
+  const roster = await ewa(
+    env,
+    'people',
+    'import',
+    csvFile(t, [
+      'primary_identifier,first_name,last_name,email,wage_amount,wage_frequency',
+      `W-1,Alex,Rivera,alex.${tag}@example.com,20.00,HOURLY`,
+      `W-2,Blair,Stone,blair.${tag}@example.com,52000.00,ANNUALLY`,
+    ]),
+    '--organization',
+    organizationId,
+  );
+  assert.equal(roster.code, 0, roster.stderr);
+  return organizationId;
+}
+
+const HEADER = 'row_id,primary_identifier,date,hours,amount';
+
+test('earnings import: records the good lines, reports the bad ones on stderr, exit 1; again: duplicates', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  const organizationId = await employer(t, env);
+  // Two days back is not after today anywhere; two days ahead is after it everywhere.
+  const path = csvFile(t, [
+    HEADER,
+    `S-1,W-1,${day(-2)},8,`,
+    `S-2,W-2,${day(-2)},,200.00`,
+    `S-3,W-2,${day(-2)},4,`,
+    `S-4,W-1,${day(2)},1,`,
+    `S-5,W-9,${day(-2)},1,`,
+  ]);
+  const first = await ewa(env, 'earnings', 'import', '--org', organizationId, path);
+  assert.equal(first.code, 1, 'a rejected line makes the exit code 1');
+  assert.match(first.stdout, /: 5 lines in /);
+  assert.match(
+    first.stdout,
+    /recorded\s+2\s+\(360\.00 USD\)\n\s+duplicates\s+0\n\s+rejected\s+3\n\s+credited\s+135\.00 USD to earnings balances/,
+  );
+  assert.match(first.stderr, /line 4: hours: job "W-2" is paid ANNUALLY, not by the hour/);
+  assert.match(first.stderr, /line 5: date must not be after today/);
+  assert.match(first.stderr, /line 6: primary_identifier "W-9" names no job of this organization/);
+  assert.match(first.stderr, /Importing earnings \(lines\): \d+\/5 \(100%\)/);
+
+  const state = await inDatabase(env, async (db) => ({
+    paychecks: await db
+      .selectFrom('paychecks')
+      .innerJoin('jobs', 'jobs.id', 'paychecks.job_id')
+      .select([
+        'jobs.external_primary_identifier as pid',
+        'paychecks.gross_earnings_minor as gross',
+        'paychecks.net_earnings_minor as net',
+        'paychecks.accessible_minor as accessible',
+      ])
+      .orderBy('jobs.external_primary_identifier')
+      .execute(),
+    earnings: (await db.selectFrom('earnings').select('external_id').orderBy('external_id').execute()).map(
+      (row) => row.external_id,
+    ),
+  }));
+  // 8 h × 20.00 = 160.00: net 120.00, 60.00 accessible; 200.00: net 150.00, 75.00 accessible.
+  assert.deepEqual(state.paychecks, [
+    { pid: 'W-1', gross: 16_000, net: 12_000, accessible: 6_000 },
+    { pid: 'W-2', gross: 20_000, net: 15_000, accessible: 7_500 },
+  ]);
+  assert.deepEqual(state.earnings, ['S-1', 'S-2'], 'nothing of the rejected lines');
+
+  const again = await ewa(env, 'earnings', 'import', '--org', organizationId, path, '--json');
+  assert.equal(again.code, 1);
+  const result = again.json();
+  assert.deepEqual(
+    [result.lines, result.recorded, result.duplicates, result.rejected, result.credited_minor],
+    [5, 0, 2, 3, 0],
+  );
+  assert.deepEqual(
+    result.rejected_lines.map((problem: { line: number; field: string }) => [problem.line, problem.field]),
+    [
+      [4, 'hours'],
+      [5, 'date'],
+      [6, 'primary_identifier'],
+    ],
+  );
+  assert.equal(again.stderr.includes('line 4:'), false, 'with --json the lines are in the JSON only');
+
+  const clean = await ewa(
+    env,
+    'earnings',
+    'import',
+    '--org',
+    organizationId,
+    csvFile(t, [HEADER, `S-1,W-1,${day(-2)},8,`, `S-6,W-1,${day(-3)},1.5,`]),
+  );
+  assert.equal(clean.code, 0, clean.stderr);
+  assert.match(clean.stdout, /recorded\s+1\s+\(30\.00 USD\)\n\s+duplicates\s+1\n\s+rejected\s+0/);
+});
+
+test('earnings import: wrong usage, a wrong header or an unknown organization write nothing', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  const organizationId = await employer(t, env);
+  const good = csvFile(t, [HEADER, `S-1,W-1,${day(-2)},8,`]);
+
+  const help = await ewa(env, 'earnings', 'import', '--help');
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /row_id,primary_identifier,date,hours,amount/);
+  assert.match(help.stdout, /hours\s+optional\s+hours worked, above 0 and at most 24/);
+
+  const usage: [string[], RegExp][] = [
+    [[good], /--org names the organization; it is required/],
+    [['--org', 'acme', good], /--org must be an organization id \(UUID\) \(got "acme"\)/],
+    [['--org', organizationId], /name one earnings file/],
+    [
+      ['--org', organizationId, '/nonexistent/earnings.csv'],
+      /cannot read \/nonexistent\/earnings\.csv: ENOENT/,
+    ],
+    [['--org', organizationId, '--organization', organizationId, good], /Unknown option '--organization'/],
+    [
+      ['--org', organizationId, csvFile(t, [`${HEADER},note`, `S-1,W-1,${day(-2)},8,,hi`])],
+      /line 1: "note" is not an earnings column/,
+    ],
+    [['--org', organizationId, csvFile(t, [])], /The earnings file is empty/],
+  ];
+  for (const [argv, message] of usage) {
+    const refused = await ewa(env, 'earnings', 'import', ...argv);
+    assert.equal(refused.code, 2, `${argv.join(' ')}: ${refused.stderr}`);
+    assert.match(refused.stderr, message);
+  }
+  const nowhere = await ewa(env, 'earnings', 'import', '--org', randomUUID(), good);
+  assert.equal(nowhere.code, 1);
+  assert.match(nowhere.stderr, /ewa earnings import: No organization /);
+  const which = await ewa(env, 'earnings');
+  assert.equal(which.code, 2);
+  assert.match(which.stderr, /ewa earnings: which one\? Commands: ewa earnings import/);
+
+  const earnings = await inDatabase(env, (db) => db.selectFrom('earnings').select('id').execute());
+  assert.equal(earnings.length, 0);
+});

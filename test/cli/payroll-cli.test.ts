@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { runCli } from '../../src/cli/run.ts';
+import { loadConfig } from '../../src/config.ts';
+import { type Db, openDatabase } from '../../src/db/database.ts';
+import { createMoneyCore } from '../../src/earnings/money-core.ts';
+import { accountBalancesMinor } from '../../src/ledger/balances.ts';
+import { capture, cliDatabaseEnv } from '../helpers/cli.ts';
+
+async function ewa(env: Record<string, string>, ...argv: string[]) {
+  const run = capture(env);
+  const code = await runCli(argv, run.context);
+  return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
+}
+
+/** Reads or writes the database between commands (the embedded one admits one process at a time). */
+async function inDatabase<T>(env: Record<string, string>, work: (db: Db) => Promise<T>): Promise<T> {
+  const database = await openDatabase(loadConfig(env).database);
+  try {
+    return await work(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+interface Worker {
+  personId: string;
+  jobId: string;
+  balanceId: string;
+  depositoryId: string | null;
+}
+
+/** A worker with an ACTIVATED job and its earnings balance; with a default bank account when `banked`. */
+async function createWorker(db: Db, organizationId: string, banked: boolean): Promise<Worker> {
+  const personId = randomUUID();
+  const jobId = randomUUID();
+  const balanceId = randomUUID();
+  const depositoryId = banked ? randomUUID() : null;
+  await db
+    .insertInto('people')
+    .values({
+      id: personId,
+      email: `${personId}@people.example`,
+      first_name: 'Robin',
+      last_name: 'Lee',
+      state_of_residence: 'NY',
+    })
+    .execute();
+  await db
+    .insertInto('accounts')
+    .values({
+      id: balanceId,
+      person_id: personId,
+      account_type: 'EARNINGS_BALANCE',
+      subtype: 'ODP',
+      name: 'Earnings balance',
+      details: '{}',
+    })
+    .execute();
+  if (depositoryId)
+    await db
+      .insertInto('accounts')
+      .values({
+        id: depositoryId,
+        person_id: personId,
+        account_type: 'DEPOSITORY',
+        subtype: 'CHECKING',
+        name: 'Checking',
+        verification_status: 'VERIFIED',
+        details: JSON.stringify({ routing_number: 'XXXXX0000', account_number: 'XXXX5678' }),
+      })
+      .execute();
+  await db
+    .insertInto('jobs')
+    .values({
+      id: jobId,
+      person_id: personId,
+      organization_id: organizationId,
+      external_primary_identifier: `P-${jobId.slice(0, 8)}`,
+      external_employee_id: `E-${jobId.slice(0, 6)}`,
+      first_name: 'Robin',
+      last_name: 'Lee',
+      wage_rate_minor: 2000,
+      wage_frequency: 'HOURLY',
+      direct_deposit_status: depositoryId ? 'SETUP_COMPLETE' : 'SETUP_REQUIRED',
+      direct_deposit_default_depository_id: depositoryId,
+      earnings_balance_account_id: balanceId,
+    })
+    .execute();
+  return { personId, jobId, balanceId, depositoryId };
+}
+
+/** Ledger entries, counted and summed: what a second payroll run must leave as it was. */
+async function ledgerTotals(db: Db) {
+  const { rows } = await sql<{ n: number; total: string | null }>`select count(*)::integer as n,
+      sum(amount_minor)::text as total from ledger_entries`.execute(db);
+  return rows[0];
+}
+
+async function paycheckOf(db: Db, jobId: string) {
+  return db.selectFrom('paychecks').selectAll().where('job_id', '=', jobId).executeTakeFirstOrThrow();
+}
+
+// Pay period 2026-02-02 … 2026-02-15 (New York), deposit expected Friday 2026-02-20.
+const WORKED_ON = ['2026-02-03', '2026-02-04'];
+const RECORDED_AT = new Date('2026-02-05T20:00:00.000Z');
+
+test('payroll run pays a past period once, holds a worker without a bank account, and settle deposits it', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  assert.equal((await ewa(env, 'migrate')).code, 0);
+  const { paid, unbanked } = await inDatabase(env, async (db) => {
+    const organizationId = randomUUID();
+    await db.insertInto('organizations').values({ id: organizationId, name: 'Payroll Employer' }).execute();
+    await db.insertInto('organization_policies').values({ organization_id: organizationId }).execute();
+    const paid = await createWorker(db, organizationId, true);
+    const unbanked = await createWorker(db, organizationId, false);
+    const core = createMoneyCore(db, loadConfig(env));
+    await core.earnings.record(
+      [paid, unbanked].flatMap((worker) =>
+        WORKED_ON.map((day) => ({
+          jobId: worker.jobId,
+          externalId: `shift-${day}`,
+          workedOn: day,
+          hoursHundredths: 800,
+          amountMinor: 16_000,
+          source: 'SHIFT' as const,
+        })),
+      ),
+      RECORDED_AT,
+    );
+    // An advance of the banked worker, due the next business day: settled before payday looks at it.
+    await core.transfers.create(
+      paid.personId,
+      {
+        id: undefined,
+        amountMinor: 5_000,
+        currency: 'USD',
+        schedule: 'NEXT_BUSINESS_DAY',
+        preview: false,
+        originId: paid.balanceId,
+        destinationId: paid.depositoryId!,
+        personId: undefined,
+      },
+      RECORDED_AT,
+    );
+    const balances = await accountBalancesMinor(db, [paid.balanceId, unbanked.balanceId]);
+    // 2 × $160 gross, $240 net, half accessible; the advance took $50 of it.
+    assert.equal(balances.get(paid.balanceId), 12_000 - 5_000);
+    assert.equal(balances.get(unbanked.balanceId), 12_000);
+    return { paid, unbanked };
+  });
+
+  const first = await ewa(env, 'payroll', 'run', '--date', '2026-02-20');
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /Payroll as of 2026-02-20T23:59:59\.999Z/);
+  assert.match(first.stdout, /closed {5}2 /);
+  assert.match(first.stdout, /paid {7}1 /);
+  assert.match(first.stdout, /held {7}1 .*\(NO_DEFAULT_ACCOUNT 1\)/);
+  assert.match(first.stdout, /settled {4}1 /);
+  assert.match(first.stdout, /deposited {2}0 /);
+  assert.match(first.stderr, /Paying paychecks: 2\/2 \(100%\)/, 'progress on standard error');
+
+  const totals = await inDatabase(env, async (db) => {
+    const check = await paycheckOf(db, paid.jobId);
+    assert.equal(check.status, 'IN_TRANSIT');
+    assert.equal(check.payout_account_id, paid.depositoryId);
+    assert.equal(Number(check.payout_minor), 24_000 - 5_000, 'net pay less the advance');
+    // Friday's run: the rail delivers on the next business day, Monday 09:00 in New York.
+    assert.equal(check.payout_settle_after?.toISOString(), '2026-02-23T14:00:00.000Z');
+    const held = await paycheckOf(db, unbanked.jobId);
+    assert.equal(held.status, 'PROCESSING');
+    assert.equal(held.payout_held_reason, 'NO_DEFAULT_ACCOUNT');
+    const balances = await accountBalancesMinor(db, [paid.balanceId, unbanked.balanceId]);
+    assert.equal(balances.get(paid.balanceId), 0, "the period's balance is back to zero on payday");
+    assert.equal(balances.get(unbanked.balanceId), 12_000, 'a held paycheck stays available');
+    return ledgerTotals(db);
+  });
+
+  const again = await ewa(env, 'payroll', 'run', '--date', '2026-02-20', '--json');
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(again.json(), {
+    as_of: '2026-02-20T23:59:59.999Z',
+    closed: 0,
+    paid: 0,
+    held: 1,
+    held_reasons: { NO_DEFAULT_ACCOUNT: 1 },
+    settled: 0,
+    failed: 0,
+    deposited: 0,
+  });
+  assert.deepEqual(await inDatabase(env, ledgerTotals), totals, 'nothing is paid twice');
+
+  const early = await ewa(env, 'settle', '--at', '2026-02-23T13:59:59Z', '--json');
+  assert.equal(early.code, 0, early.stderr);
+  assert.equal(early.json().deposited, 0, 'not before the rail delivers');
+  const settled = await ewa(env, 'settle', '--at', '2026-02-23T14:00:00Z');
+  assert.equal(settled.code, 0, settled.stderr);
+  assert.match(settled.stdout, /Settlement as of 2026-02-23T14:00:00\.000Z/);
+  assert.match(settled.stdout, /deposited {2}1 /);
+  await inDatabase(env, async (db) => {
+    const check = await paycheckOf(db, paid.jobId);
+    assert.equal(check.status, 'DEPOSITED');
+    assert.equal(check.deposited_at?.toISOString(), '2026-02-23T14:00:00.000Z');
+  });
+
+  const later = await ewa(env, 'payroll', 'run', '--date', '2026-03-31', '--json');
+  assert.equal(later.code, 0, later.stderr);
+  assert.equal(later.json().paid, 0);
+  assert.equal(later.json().deposited, 0);
+  await inDatabase(env, async (db) => {
+    assert.equal((await paycheckOf(db, paid.jobId)).status, 'DEPOSITED');
+    assert.equal((await paycheckOf(db, unbanked.jobId)).status, 'PROCESSING');
+  });
+});
+
+test('payroll run and settle refuse a malformed date or instant with exit code 2, touching nothing', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  for (const argv of [
+    ['payroll', 'run', '--date', '2026-02-30'],
+    ['payroll', 'run', '--date', '20.02.2026'],
+    ['settle', '--at', '2026-02-23'],
+    ['settle', '--at', 'tomorrow'],
+  ]) {
+    const run = await ewa(env, ...argv);
+    assert.equal(run.code, 2, argv.join(' '));
+    assert.match(run.stderr, /--(date|at) must be/);
+    assert.equal(run.stdout, '');
+  }
+  const help = await ewa(env, 'payroll');
+  assert.equal(help.code, 2);
+  assert.match(help.stderr, /ewa payroll run/);
+});
