@@ -2,21 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../db/transaction.ts';
 import { ensureOwnedLedgerAccounts } from '../ledger/ledger-accounts.ts';
+import type { PaycheckRow as PaycheckResourceRow } from '../resources/paychecks/store.ts';
 import type { PayPeriod } from './pay-periods.ts';
 
-export interface PaycheckRow {
-  id: string;
-  job_id: string;
-  person_id: string;
-  status: string;
-  pay_period_starts_at: Date;
-  pay_period_ends_at: Date;
-  deposit_expected_at: Date;
-  currency: string;
-  gross_earnings_minor: number;
-  employer_withholdings_minor: number;
-  net_earnings_minor: number;
-  total_debited_minor: number;
+/** A paycheck as the money rules read it: the wire's columns, and what it has made accessible so far. */
+export interface PaycheckRow extends PaycheckResourceRow {
   accessible_minor: number;
 }
 
