@@ -7,23 +7,33 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { DEMO } from '../src/seed/demo.ts';
 import { bearerCostInProcess } from './bearer-inprocess.ts';
+import { transfersScenario } from './money.ts';
+import { payrollScenario } from './money-payroll.ts';
 import { appendNote, withSteal, writeSection } from './report.ts';
 import { cardTokens, roster } from './resources.ts';
 import { startServer } from './server-process.ts';
 
 /**
  * Benchmarks of the foundation. `npm run bench` runs them all; `npm run bench -- startup health` runs some;
- * `--people N` sizes the seed scenario and `--lines N` the roster import (default 100,000 each). Results go to BENCHMARKS.md.
+ * `--people N` sizes the seed and payroll scenarios and `--lines N` the roster import (default 100,000 each);
+ * `--workers N` (default 2,000), `--processes 1,2,4` and `--seconds 15` shape the transfers scenario. Results go to
+ * BENCHMARKS.md.
  */
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
-  options: { people: { type: 'string', default: '100000' }, lines: { type: 'string', default: '100000' } },
+  options: {
+    people: { type: 'string', default: '100000' },
+    lines: { type: 'string', default: '100000' },
+    workers: { type: 'string', default: '2000' },
+    processes: { type: 'string', default: '1,2,4' },
+    seconds: { type: 'string', default: '15' },
+  },
   allowPositionals: true,
 });
 const scenarios =
   positionals.length > 0
     ? positionals
-    : ['startup', 'health', 'tokens', 'bearer', 'seed', 'card-tokens', 'roster'];
+    : ['startup', 'health', 'tokens', 'bearer', 'seed', 'card-tokens', 'roster', 'transfers', 'payroll'];
 const POSTGRES_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!;
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
@@ -321,6 +331,14 @@ const SCENARIOS: Record<string, () => Promise<void> | void> = {
   seed,
   'card-tokens': cardTokens,
   roster: () => roster(Number(values.lines)),
+  transfers: () =>
+    transfersScenario({
+      workers: Number(values.workers),
+      seconds: Number(values.seconds),
+      processes: values.processes.split(',').map(Number),
+    }),
+  payroll: () =>
+    payrollScenario({ workers: Number(values.people), advances: Math.round(Number(values.people) / 10) }),
 };
 for (const scenario of scenarios) {
   const run = SCENARIOS[scenario];

@@ -1,0 +1,294 @@
+import { sql } from 'kysely';
+import { localDateOf } from '../src/earnings/calendar.ts';
+import { createMoneyCore } from '../src/earnings/money-core.ts';
+import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
+import { buildServer } from '../src/server.ts';
+import { formatShare, startCpuShare } from './cpu-share.ts';
+import {
+  type BenchWorker,
+  createBenchEmployer,
+  createBenchWorkers,
+  issueWorkerTokens,
+  type MoneyBenchDatabase,
+  openBenchSchema,
+  recordShifts,
+  sessionNameOf,
+} from './money-fixture.ts';
+import { pgbenchTpcb, type TpcbResult } from './pgbench.ts';
+import { writeSection } from './report.ts';
+import { profileRoundTrips, type RoundTripProfile } from './round-trips.ts';
+import { startServer } from './server-process.ts';
+import { formatSessionStates, sampleSessionStates } from './session-states.ts';
+import { advanceBody, transferLoad } from './transfer-load.ts';
+
+const CONNECTIONS = 64;
+const ADVANCE_MINOR = 1000;
+const WARM_UP_SECONDS = 4;
+/** Database connections shared by all API processes of a run, so that N processes do not take N times more. */
+const POOL_TOTAL = 24;
+/** A large shift today: each worker can take thousands of advances of 10 USD, so no run comes near a limit. */
+const SHIFT_MINOR = 10_000_000;
+const PROFILED = 300;
+
+interface ProcessRun {
+  processes: number;
+  poolPerProcess: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  /** 200 answers autocannon received, warm-up included. */
+  ok: number;
+  non2xx: number;
+  errors: number;
+  cpu: string;
+  /** CPU milliseconds per advance of the API processes, of PostgreSQL and of autocannon, when measured. */
+  cpuMs: { api: number; postgres: number; autocannon: number } | undefined;
+  sessions: string;
+  refusals: string[];
+}
+
+/** N `ewa serve` processes on the bench schema: a warm-up, then the measured load spread over all of them. */
+async function measureProcesses(
+  bench: MoneyBenchDatabase,
+  workers: readonly BenchWorker[],
+  tokens: readonly string[],
+  processes: number,
+  seconds: number,
+): Promise<ProcessRun> {
+  const poolPerProcess = Math.max(4, Math.ceil(POOL_TOTAL / processes));
+  const session = sessionNameOf(bench.schema);
+  const servers = await Promise.all(
+    Array.from({ length: processes }, () =>
+      startServer({
+        ...bench.env,
+        EWA_DB_POOL_SIZE: String(poolPerProcess),
+        EWA_SCHEDULER: 'false',
+        EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0',
+      }),
+    ),
+  );
+  try {
+    const urls = servers.map((server) => server.baseUrl);
+    const load = { connections: CONNECTIONS, amountMinor: ADVANCE_MINOR };
+    // Warm-up: JIT, pools, and each process verifies each token once before it serves it from memory.
+    const warm = await transferLoad(urls, workers, tokens, { ...load, seconds: WARM_UP_SECONDS });
+    const meter = startCpuShare(
+      servers.map((server) => server.child.pid ?? -1),
+      session,
+    );
+    const states = sampleSessionStates(session);
+    const measured = await transferLoad(urls, workers, tokens, { ...load, seconds });
+    const share = await meter.stop();
+    const sessions = await states.stop();
+    // Requests still running when autocannon hung up finish before the servers stop, so that each leaves its answer.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const { result } = measured;
+    const perAdvance = (cpuSeconds: number) => (cpuSeconds * 1000) / result.requests.total;
+    return {
+      processes,
+      poolPerProcess,
+      perSecond: Math.round(result.requests.average),
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      ok: result['2xx'] + warm.result['2xx'],
+      non2xx: result.non2xx + warm.result.non2xx,
+      errors: result.errors + warm.result.errors,
+      cpu: formatShare(share),
+      cpuMs: share
+        ? {
+            api: perAdvance(share.serverSeconds),
+            postgres: perAdvance(share.postgresSeconds),
+            autocannon: perAdvance(share.loadGeneratorSeconds),
+          }
+        : undefined,
+      sessions: formatSessionStates(sessions),
+      refusals: [...warm.refusals, ...measured.refusals],
+    };
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
+/** One advance at a time through the whole HTTP stack in this process, every statement timed. */
+async function profileOneAtATime(
+  bench: MoneyBenchDatabase,
+  workers: readonly BenchWorker[],
+  tokens: readonly string[],
+): Promise<RoundTripProfile> {
+  const servers = await buildServer(bench.config, { database: bench.database });
+  try {
+    const post = async (index: number) => {
+      const response = await servers.api.inject({
+        method: 'POST',
+        url: '/rest/transfers',
+        headers: {
+          authorization: `Bearer ${tokens[index % workers.length]}`,
+          'content-type': 'application/vnd.api+json',
+          'idempotency-key': crypto.randomUUID(),
+        },
+        payload: advanceBody(workers[index % workers.length]!, ADVANCE_MINOR),
+      });
+      if (response.statusCode !== 200) throw new Error(`advance refused: ${response.body}`);
+    };
+    for (let i = 0; i < 50; i++) await post(i); // warm-up
+    return await profileRoundTrips(PROFILED, (i) => post(i + 50));
+  } finally {
+    await Promise.all([servers.api.close(), servers.auth.close(), servers.payments.close()]);
+  }
+}
+
+/** The books after the load: the ledger invariants, and one advance for each 200 answer stored under its key. */
+async function checkBooks(bench: MoneyBenchDatabase, seenByAutocannon: number): Promise<string> {
+  const started = performance.now();
+  const violations = await checkLedgerInvariants(bench.database.db);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const { rows } = await sql<{ advances: number; answered: number; in_flight: number }>`select
+      (select count(*) from transfers where origin_account_id is not null)::integer as advances,
+      (select count(*) from idempotency_keys where state = 'COMPLETE' and response_status = 200)::integer
+        as answered,
+      (select count(*) from idempotency_keys where state = 'IN_FLIGHT')::integer as in_flight`.execute(
+    bench.database.db,
+  );
+  const { advances, answered, in_flight: inFlight } = rows[0]!;
+  const count = (n: number) => n.toLocaleString('en-US');
+  if (violations.length === 0 && advances === answered && inFlight === 0)
+    return (
+      `Books after the runs: \`checkLedgerInvariants\` finds no violation (${seconds} s), and the ${count(advances)} ` +
+      'advances in the database are exactly the 200 answers stored under their Idempotency-Keys, none left in flight ' +
+      `(autocannon received ${count(seenByAutocannon)} of them and the profile below ${PROFILED + 50}; the rest were ` +
+      'answered after autocannon had stopped listening).'
+    );
+  return (
+    `Books after the runs: ${violations.length} invariant(s) broken (${violations.map((v) => v.rule).join('; ')}); ` +
+    `${count(advances)} advances, ${count(answered)} stored 200 answers, ${count(inFlight)} keys still in flight.`
+  );
+}
+
+const ms = (value: number | undefined, digits = 1) =>
+  value === undefined ? '–' : `${value.toFixed(digits)} ms`;
+
+function tpcbRow(label: string, run: TpcbResult): string {
+  return `| ${label} | ${Math.round(run.tps)} | ${run.latencyMs} ms | ${run.failed} | ${ms(run.postgresCpuMs, 2)} | ${ms(run.clientCpuMs, 2)} | ${formatShare(run.cpu)} |`;
+}
+
+/** How much more CPU an advance takes than a TPC-B transaction, on each side of the database connection. */
+function workPerUnit(runs: readonly ProcessRun[], tpcb: readonly TpcbResult[]): string {
+  const measured = runs.flatMap((run) => (run.cpuMs ? [run.cpuMs] : []));
+  const tpcbPostgres = tpcb.flatMap((run) => (run.postgresCpuMs === undefined ? [] : [run.postgresCpuMs]));
+  if (measured.length === 0 || tpcbPostgres.length === 0) return '';
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const postgres = mean(measured.map((cpu) => cpu.postgres));
+  const api = mean(measured.map((cpu) => cpu.api));
+  const reference = mean(tpcbPostgres);
+  return (
+    `Work per unit (CPU time, which other load on the host inflates less than it does throughput): an advance costs ` +
+    `PostgreSQL ${postgres.toFixed(1)} ms and the API process ${api.toFixed(1)} ms; a TPC-B transaction costs PostgreSQL ` +
+    `${reference.toFixed(2)} ms. PostgreSQL alone does ${(postgres / reference).toFixed(0)}× the work per advance.`
+  );
+}
+
+export async function transfersScenario(options: {
+  workers: number;
+  seconds: number;
+  processes: number[];
+}): Promise<void> {
+  const tpcb = { scale: 10, clients: CONNECTIONS, threads: 8, seconds: 15 };
+  const before = await pgbenchTpcb(tpcb);
+  const bench = await openBenchSchema(5, { EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0' });
+  const runs: ProcessRun[] = [];
+  let seedSeconds = 0;
+  let profile: RoundTripProfile;
+  let books: string;
+  try {
+    const seedStarted = performance.now();
+    const organizationId = await createBenchEmployer(bench.database.db);
+    const workers = await createBenchWorkers(bench.database.db, organizationId, options.workers);
+    const money = createMoneyCore(bench.database.db, bench.config);
+    const now = new Date();
+    await recordShifts(money.earnings, workers, {
+      amountMinor: SHIFT_MINOR,
+      workedOn: localDateOf(now, 'America/New_York'),
+      now,
+      label: 'bench',
+    });
+    const tokens = await issueWorkerTokens(bench, workers);
+    seedSeconds = (performance.now() - seedStarted) / 1000;
+    for (const processes of options.processes) {
+      runs.push(await measureProcesses(bench, workers, tokens, processes, options.seconds));
+      console.log(runs.at(-1));
+    }
+    profile = await profileOneAtATime(bench, workers, tokens);
+    books = await checkBooks(
+      bench,
+      runs.reduce((sum, run) => sum + run.ok, 0),
+    );
+  } finally {
+    await bench.drop();
+  }
+  const after = await pgbenchTpcb(tpcb);
+  const tpcbMean = (before.tps + after.tps) / 2;
+  const best = runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+  const ratio = (best.perSecond / tpcbMean) * 100;
+  const count = (n: number) => n.toLocaleString('en-US');
+  const body = [
+    `## POST /rest/transfers on PostgreSQL (${CONNECTIONS} connections, ${options.seconds} s after a ${WARM_UP_SECONDS} s warm-up, autocannon)`,
+    '',
+    `Real advances (not previews) of ${ADVANCE_MINOR / 100} USD to the worker's bank account, next business day, each`,
+    `with a new Idempotency-Key; request i is worker i mod ${count(options.workers)}'s. The policy allows 1,000`,
+    'advances a day and EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS=0, so none is refused. N `ewa serve` processes',
+    `(scheduler off) share ${POOL_TOTAL} database connections; autocannon, in the benchmark process, spreads its`,
+    'connections over their ports. CPU shares are of the whole machine (all cores) during the measured run: API',
+    'processes / PostgreSQL for our sessions (their backends and the WAL writer, checkpointer …) / autocannon /',
+    'everything else (other programs and other sessions on this shared host) / taken by the host (steal) / idle.',
+    '',
+    `Seed: ${count(options.workers)} workers (set-based SQL), one shift each through \`EarningsRecorder\` leaving`,
+    `${count((SHIFT_MINOR * 0.375) / 100)} USD available to each, and a user token each: ${seedSeconds.toFixed(1)} s.`,
+    '',
+    '| API processes | pool each | advances/s | latency p50 | latency p99 | non-2xx | errors | CPU per advance: API / PostgreSQL / autocannon | CPU: API / PostgreSQL / autocannon / other / steal / idle |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...runs.map(
+      (run) =>
+        `| ${run.processes} | ${run.poolPerProcess} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
+    ),
+    '',
+    'What our PostgreSQL sessions were doing meanwhile (mean number of sessions in each state, sampled every 100 ms;',
+    '"idle in transaction" is a session waiting for the API process to send its next statement):',
+    '',
+    '| API processes | sessions |',
+    '|---|---|',
+    ...runs.map((run) => `| ${run.processes} | ${run.sessions} |`),
+    '',
+    `pgbench on the same PostgreSQL, built-in TPC-B-like script, scale ${tpcb.scale}, \`-c ${tpcb.clients} -j ${tpcb.threads} -T ${tpcb.seconds} -M prepared\`,`,
+    'in a scratch database, before and after ours (CPU counted over its middle seconds):',
+    '',
+    '| run | tps | latency average | failed | CPU per transaction: PostgreSQL | pgbench | CPU: – / PostgreSQL / pgbench / other / steal / idle |',
+    '|---|---|---|---|---|---|---|',
+    tpcbRow('before', before),
+    tpcbRow('after', after),
+    '',
+    `Best of ours: ${best.perSecond} advances/s with ${best.processes} API process${best.processes === 1 ? '' : 'es'}, ` +
+      `${ratio.toFixed(0)} % of TPC-B's ${Math.round(tpcbMean)} tps (mean of the two runs). ` +
+      `Goal ≥ 50 %: ${ratio >= 50 ? 'met' : 'not met'}.`,
+    '',
+    workPerUnit(runs, [before, after]),
+    '',
+    books,
+    '',
+    `Where one advance's time goes, one request at a time through the HTTP stack in one process (${PROFILED} advances,`,
+    `${profile.requestMs.toFixed(2)} ms each): ${profile.roundTripsPerRequest.toFixed(1)} statements sent to PostgreSQL (TPC-B sends 7 with BEGIN and END),`,
+    `waited on for ${profile.databaseMsPerRequest.toFixed(2)} ms; the other ${(profile.requestMs - profile.databaseMsPerRequest).toFixed(2)} ms is the process's own work.`,
+    '',
+    '| statement | per advance | ms per advance |',
+    '|---|---|---|',
+    ...profile.statements
+      .filter((s) => s.callsPerRequest >= 0.5) // not the background polls of the process
+      .map(
+        (s) =>
+          `| \`${s.label.replace(/\|/g, '\\|')}…\` | ${s.callsPerRequest.toFixed(1)} | ${s.msPerRequest.toFixed(2)} |`,
+      ),
+  ].join('\n');
+  writeSection('transfers', body);
+  console.log(body);
+  for (const run of runs)
+    if (run.refusals.length > 0) console.log(`refusals with ${run.processes} processes:`, run.refusals);
+}
