@@ -57,10 +57,15 @@ async function measureProcesses(
 ): Promise<ProcessRun> {
   const poolPerProcess = Math.max(4, Math.ceil(POOL_TOTAL / processes));
   const session = sessionNameOf(bench.schema);
+  // The API's sessions are named apart from this process's own pool, so that their states are counted alone.
+  const apiSession = `${session}-api`;
+  const databaseUrl = new URL(bench.env.DATABASE_URL!);
+  databaseUrl.searchParams.set('application_name', apiSession);
   const servers = await Promise.all(
     Array.from({ length: processes }, () =>
       startServer({
         ...bench.env,
+        DATABASE_URL: databaseUrl.toString(),
         EWA_DB_POOL_SIZE: String(poolPerProcess),
         EWA_SCHEDULER: 'false',
         EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0',
@@ -76,7 +81,7 @@ async function measureProcesses(
       servers.map((server) => server.child.pid ?? -1),
       session,
     );
-    const states = sampleSessionStates(session);
+    const states = sampleSessionStates(apiSession);
     const measured = await transferLoad(urls, workers, tokens, { ...load, seconds });
     const share = await meter.stop();
     const sessions = await states.stop();
@@ -251,8 +256,8 @@ export async function transfersScenario(options: {
         `| ${run.processes} | ${run.poolPerProcess} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
     ),
     '',
-    'What our PostgreSQL sessions were doing meanwhile (mean number of sessions in each state, sampled every 100 ms;',
-    '"idle in transaction" is a session waiting for the API process to send its next statement):',
+    `What the API processes' ${POOL_TOTAL} PostgreSQL sessions were doing meanwhile (mean number in each state, sampled`,
+    'every 100 ms; "idle in transaction" is a session waiting for the API process to send its next statement):',
     '',
     '| API processes | sessions |',
     '|---|---|',

@@ -450,12 +450,8 @@ test('the books stay sound under random earnings, advances, settlement, paydays 
       },
     },
   );
-  t.diagnostic(
-    [...tally]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([what, count]) => `${what}=${count}`)
-      .join(' '),
-  );
+  const done = [...tally].sort(([a], [b]) => a.localeCompare(b)).map(([what, n]) => `${what}=${n}`);
+  t.diagnostic(`seed=${SEED} runs=${RUNS} ${done.join(' ')}`);
 });
 
 function count(run: Run, what: string, by = 1): void {
