@@ -6,7 +6,17 @@ import { resolve } from 'node:path';
 /** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
 export type DatabaseConfig =
   | { readonly kind: 'pglite'; readonly dataDir: string }
-  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number; readonly schema?: string };
+  | {
+      readonly kind: 'postgres';
+      readonly url: string;
+      readonly poolSize: number;
+      readonly schema?: string;
+      /**
+       * PostgreSQL ends a session left idle inside a transaction this long; that frees the idempotency keys its
+       * request held (EWA_IDEMPOTENCY_LOCK_SECONDS). Unset: the server's own setting.
+       */
+      readonly idleInTransactionSeconds?: number;
+    };
 
 export interface ListenerConfig {
   readonly port: number;
@@ -44,8 +54,6 @@ export interface Config {
 export interface MoneyConfig {
   /** How long a POST /rest/transfers answer is kept for replay under its Idempotency-Key. */
   readonly idempotencyKeyTtlSeconds: number;
-  /** How long a key stays locked by a request that never finished (a crashed process) before a retry may run. */
-  readonly idempotencyLockSeconds: number;
   /** An advance of the same amount to the same destination within this window is DUPLICATE_TRANSFER. */
   readonly duplicateTransferWindowSeconds: number;
   /** The sandbox rail settles WITHIN_THIRTY_MINUTES advances this long after submission. */
@@ -128,6 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
         url: databaseUrl,
         poolSize: read.integer('EWA_DB_POOL_SIZE', 10, 1, 500),
         ...optional('schema', read.identifier('EWA_DB_SCHEMA')),
+        idleInTransactionSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
       }
     : { kind: 'pglite', dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')) };
   const keyText = read.string('EWA_MASTER_KEY', DEVELOPMENT_MASTER_KEY);
@@ -182,7 +191,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     money: {
       idempotencyKeyTtlSeconds: read.integer('EWA_IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
-      idempotencyLockSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
       duplicateTransferWindowSeconds: read.integer('EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS', 60, 0, 86_400),
       sandboxInstantSettleSeconds: read.integer('EWA_SANDBOX_INSTANT_SETTLE_SECONDS', 120, 0, 1800),
       schedulerEnabled: read.boolean('EWA_SCHEDULER', true),

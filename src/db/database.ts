@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { PGlitePool } from './pglite-pool.ts';
+import { preparingPool } from './prepared-pool.ts';
 import type { DB } from './schema.ts';
 
 export type Db = Kysely<DB>;
@@ -65,8 +66,7 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     connectionString: config.url,
     max: config.poolSize,
     connectionTimeoutMillis: 10_000,
-    // Tests run each suite in a schema of its own; production leaves the search path alone.
-    ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
+    ...sessionOptions(config),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === 20 ? parseBigint : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -74,7 +74,7 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   });
   // An idle client that loses its server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   let closed = false;
   return {
     db,
@@ -89,6 +89,17 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
       await db.destroy();
     },
   };
+}
+
+/** Settings of each session: the search path (tests run each suite in a schema of its own) and idle limit. */
+function sessionOptions(config: Extract<DatabaseConfig, { kind: 'postgres' }>): { options?: string } {
+  const settings = [
+    ...(config.schema ? [`-c search_path=${config.schema}`] : []),
+    ...(config.idleInTransactionSeconds
+      ? [`-c idle_in_transaction_session_timeout=${config.idleInTransactionSeconds * 1000}`]
+      : []),
+  ];
+  return settings.length > 0 ? { options: settings.join(' ') } : {};
 }
 
 async function withTimeout(work: Promise<unknown>, timeoutMs: number): Promise<void> {

@@ -194,11 +194,9 @@ export interface IdempotencyKeysTable {
   scope: string;
   key: string;
   request_hash: string;
-  state: 'IN_FLIGHT' | 'COMPLETE';
-  response_status: number | null;
+  response_status: number;
   response_headers: Json<Record<string, string>> | null;
-  response_body: string | null;
-  locked_until: RequiredTimestamp;
+  response_body: string;
   created_at: RequiredTimestamp;
   expires_at: RequiredTimestamp;
 }

@@ -22,7 +22,7 @@ export interface JobTerms {
   policy: OrganizationPolicy;
 }
 
-interface JobTermsRow extends Record<string, unknown> {
+export interface JobTermsRow extends Record<string, unknown> {
   id: string;
   person_id: string;
   organization_id: string;
@@ -35,6 +35,29 @@ interface JobTermsRow extends Record<string, unknown> {
   earnings_balance_account_id: string | null;
   direct_deposit_default_depository_id: string | null;
   direct_deposit_default_card_id: string | null;
+}
+
+/** The columns of a job's terms, from `jobs j`, `organizations o` and `organization_policies p`. */
+export const JOB_TERMS_COLUMNS = sql`j.id, j.person_id, j.organization_id, o.products, j.activation_status,
+  j.direct_deposit_status, j.wage_rate_minor, j.wage_frequency, j.wage_currency, j.earnings_balance_account_id,
+  j.direct_deposit_default_depository_id, j.direct_deposit_default_card_id, ${sql.join(POLICY_COLUMNS)}`;
+
+export function toJobTerms(row: JobTermsRow): JobTerms {
+  return {
+    jobId: row.id,
+    personId: row.person_id,
+    organizationId: row.organization_id,
+    organizationProducts: row.products,
+    activationStatus: row.activation_status,
+    directDepositStatus: row.direct_deposit_status,
+    wageRateMinor: Number(row.wage_rate_minor),
+    wageFrequency: row.wage_frequency,
+    wageCurrency: row.wage_currency.trim(),
+    earningsBalanceAccountId: row.earnings_balance_account_id,
+    defaultDepositoryId: row.direct_deposit_default_depository_id,
+    defaultCardId: row.direct_deposit_default_card_id,
+    policy: toPolicy(row),
+  };
 }
 
 /** Jobs with their employer's policy; unknown ids are left out. */
@@ -50,30 +73,12 @@ export async function loadJobTerms(db: Db | Tx, jobIds: readonly string[]): Prom
       on conflict (organization_id) do nothing`.execute(db);
     rows = await selectJobTerms(db, ids);
   }
-  for (const row of rows)
-    terms.set(row.id, {
-      jobId: row.id,
-      personId: row.person_id,
-      organizationId: row.organization_id,
-      organizationProducts: row.products,
-      activationStatus: row.activation_status,
-      directDepositStatus: row.direct_deposit_status,
-      wageRateMinor: Number(row.wage_rate_minor),
-      wageFrequency: row.wage_frequency,
-      wageCurrency: row.wage_currency.trim(),
-      earningsBalanceAccountId: row.earnings_balance_account_id,
-      defaultDepositoryId: row.direct_deposit_default_depository_id,
-      defaultCardId: row.direct_deposit_default_card_id,
-      policy: toPolicy(row),
-    });
+  for (const row of rows) terms.set(row.id, toJobTerms(row));
   return terms;
 }
 
 async function selectJobTerms(db: Db | Tx, ids: readonly string[]): Promise<JobTermsRow[]> {
-  const { rows } = await sql<JobTermsRow>`select j.id, j.person_id, j.organization_id, o.products,
-      j.activation_status, j.direct_deposit_status, j.wage_rate_minor, j.wage_frequency, j.wage_currency,
-      j.earnings_balance_account_id, j.direct_deposit_default_depository_id, j.direct_deposit_default_card_id,
-      ${sql.join(POLICY_COLUMNS)}
+  const { rows } = await sql<JobTermsRow>`select ${JOB_TERMS_COLUMNS}
     from jobs j join organizations o on o.id = j.organization_id
       join organization_policies p on p.organization_id = j.organization_id
     where j.id = any(${[...ids]}::uuid[])`.execute(db);

@@ -82,10 +82,12 @@ export async function runPayroll(
       where status = 'PROCESSING' and id > ${after}::uuid order by id limit ${batchSize}`.execute(db);
     if (batch.length === 0) break;
     after = batch[batch.length - 1]!.id;
-    const rows = await loadPayrollRows(db, batch);
-    const system = await ledger.accountsForMany(
-      rows.map((row) => ({ organizationId: row.organization_id, currency: row.currency })),
-    );
+    // The employers' system accounts are made (if new) outside the batch's transaction; only their keys are read.
+    const { rows: employers } = await sql<{ organizationId: string; currency: string }>`select distinct
+        j.organization_id as "organizationId", trim(p.currency) as currency
+      from paychecks p join jobs j on j.id = p.job_id
+      where p.id = any(${batch.map((c) => c.id)}::uuid[])`.execute(db);
+    const system = await ledger.accountsForMany(employers);
     const outcome = await withTransaction(db, (tx) => payBatch(tx, batch, system, rail, now));
     report.paid += outcome.paid;
     report.held += outcome.held;

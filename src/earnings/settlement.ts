@@ -52,34 +52,53 @@ export async function settleDue(
   batchSize = 200,
 ): Promise<SettlementReport> {
   const report: SettlementReport = { settled: 0, failed: 0, deposited: 0 };
+  const at = now.toISOString();
+  // Keyset pages over the partial indexes of what is due: each batch costs the same however many are left.
+  let after = FIRST_KEY;
   for (;;) {
-    const { rows } = await sql<DueTransfer>`select t.id, t.person_id, t.origin_account_id,
+    const { rows } = await sql<
+      DueTransfer & { settle_after: Date }
+    >`select t.id, t.person_id, t.origin_account_id,
         d.account_type as destination_type, t.amount_minor, t.fee_minor, trim(t.currency) as currency, t.schedule,
-        t.submitted_at, j.organization_id
-      from transfers t join accounts d on d.id = t.destination_account_id
+        t.submitted_at, t.settle_after, j.organization_id
+      from (select id from transfers
+          where status = 'PENDING' and settle_after <= ${at}::timestamptz
+            and (settle_after, id) > (${after.at}::timestamptz, ${after.id}::uuid)
+          order by settle_after, id limit ${batchSize}) due
+        join transfers t on t.id = due.id
+        join accounts d on d.id = t.destination_account_id
         join jobs j on j.earnings_balance_account_id = t.origin_account_id
-      where t.status = 'PENDING' and t.settle_after <= ${now.toISOString()}::timestamptz
-      order by t.settle_after, t.id limit ${batchSize}`.execute(db);
+      order by t.settle_after, t.id`.execute(db);
     if (rows.length === 0) break;
     const system = await systemAccountsOf(ledger, rows);
-    const done = await withTransaction(db, (tx) => resolveTransfers(tx, rows, system, rail, now, report));
-    if (done === 0) break;
+    await withTransaction(db, (tx) => resolveTransfers(tx, rows, system, rail, now, report));
+    const last = rows.at(-1)!;
+    after = { at: new Date(last.settle_after).toISOString(), id: last.id };
   }
+  after = FIRST_KEY;
   for (;;) {
-    const { rows } =
-      await sql<DuePaycheck>`select p.id, p.person_id, p.payout_minor, a.account_type as destination_type,
-        trim(p.currency) as currency, j.organization_id
-      from paychecks p join accounts a on a.id = p.payout_account_id join jobs j on j.id = p.job_id
-      where p.status = 'IN_TRANSIT' and p.payout_settle_after <= ${now.toISOString()}::timestamptz
-      order by p.payout_settle_after, p.id limit ${batchSize * 5}`.execute(db);
+    const { rows } = await sql<DuePaycheck & { payout_settle_after: Date }>`select p.id, p.person_id,
+        p.payout_minor, a.account_type as destination_type, trim(p.currency) as currency, j.organization_id,
+        p.payout_settle_after
+      from (select id from paychecks
+          where status = 'IN_TRANSIT' and payout_settle_after <= ${at}::timestamptz
+            and (payout_settle_after, id) > (${after.at}::timestamptz, ${after.id}::uuid)
+          order by payout_settle_after, id limit ${batchSize * 5}) due
+        join paychecks p on p.id = due.id
+        join accounts a on a.id = p.payout_account_id
+        join jobs j on j.id = p.job_id
+      order by p.payout_settle_after, p.id`.execute(db);
     if (rows.length === 0) break;
     const system = await systemAccountsOf(ledger, rows);
-    const done = await withTransaction(db, (tx) => depositPaychecks(tx, rows, system, now));
-    report.deposited += done;
-    if (done === 0) break;
+    report.deposited += await withTransaction(db, (tx) => depositPaychecks(tx, rows, system, now));
+    const last = rows.at(-1)!;
+    after = { at: new Date(last.payout_settle_after).toISOString(), id: last.id };
   }
   return report;
 }
+
+/** Before every key of a keyset page. */
+const FIRST_KEY = { at: '-infinity', id: '00000000-0000-0000-0000-000000000000' };
 
 async function systemAccountsOf(
   ledger: SystemLedger,

@@ -14,7 +14,6 @@ import { everyMinutesRunKey, type ScheduledJob } from './scheduler.ts';
 export function moneyJobs(core: MoneyCore, config: Config): ScheduledJob[] {
   const keys = new IdempotencyKeys(core.db, {
     ttlMs: config.money.idempotencyKeyTtlSeconds * 1000,
-    lockMs: config.money.idempotencyLockSeconds * 1000,
   });
   return [
     {

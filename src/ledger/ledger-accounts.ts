@@ -29,20 +29,35 @@ export class SystemLedger {
 
   /** Call outside any open transaction (the embedded database has one connection). */
   async accountsFor(organizationId: string, currency: string): Promise<SystemAccounts> {
-    const cacheKey = `${organizationId}/${currency}`;
-    const known = this.#known.get(cacheKey);
+    const known = await this.existingIn(this.#db, organizationId, currency);
     if (known) return known;
     await sql`insert into ledger_accounts (id, kind, currency, organization_id)
       select gen_random_uuid(), kind, ${currency}, ${organizationId}::uuid
       from unnest(${[...SYSTEM_KINDS]}::text[]) as k(kind)
       on conflict (kind, currency, organization_id) where account_id is null and paycheck_id is null
       do nothing`.execute(this.#db);
+    const made = await this.existingIn(this.#db, organizationId, currency);
+    if (!made) throw new Error(`system ledger accounts missing for ${organizationId}/${currency}`);
+    return made;
+  }
+
+  /**
+   * The accounts if they exist, read in any transaction; never creates them. Only `accountsFor` creates them, and
+   * it commits before it returns, so what this finds is committed and may be remembered.
+   */
+  async existingIn(
+    runner: Db | Tx,
+    organizationId: string,
+    currency: string,
+  ): Promise<SystemAccounts | undefined> {
+    const cacheKey = `${organizationId}/${currency}`;
+    const known = this.#known.get(cacheKey);
+    if (known) return known;
     const { rows } = await sql<{ id: string; kind: SystemKind }>`select id, kind from ledger_accounts
       where organization_id = ${organizationId}::uuid and currency = ${currency}
-        and account_id is null and paycheck_id is null`.execute(this.#db);
+        and account_id is null and paycheck_id is null`.execute(runner);
     const accounts = Object.fromEntries(rows.map((row) => [row.kind, row.id])) as SystemAccounts;
-    for (const kind of SYSTEM_KINDS)
-      if (!accounts[kind]) throw new Error(`system ledger account ${kind} missing for ${cacheKey}`);
+    if (SYSTEM_KINDS.some((kind) => !accounts[kind])) return undefined;
     this.#known.set(cacheKey, accounts);
     return accounts;
   }
@@ -89,23 +104,4 @@ export async function ensureOwnedLedgerAccounts(
     from ledger_accounts where ${column} = any(${created.map((c) => c.id)}::uuid[])`.execute(tx);
   for (const row of settled.rows) result.set(row.owner_id, row.id);
   return result;
-}
-
-export async function ensureOwnedLedgerAccount(
-  tx: Tx,
-  owner: 'account' | 'paycheck',
-  id: string,
-  currency: string,
-): Promise<string> {
-  const ledgerId = (await ensureOwnedLedgerAccounts(tx, owner, [{ id, currency }])).get(id);
-  if (!ledgerId) throw new Error(`no ledger account for ${owner} ${id}`);
-  return ledgerId;
-}
-
-/** Credits less debits of one ledger account: for a person's account, what the platform owes them. */
-export async function ledgerBalanceMinor(tx: Tx | Db, ledgerAccountId: string): Promise<number> {
-  const { rows } = await sql<{ balance: number | null }>`select sum(case when direction = 'CREDIT'
-      then amount_minor else -amount_minor end)::bigint as balance
-    from ledger_entries where ledger_account_id = ${ledgerAccountId}::uuid`.execute(tx);
-  return Number(rows[0]?.balance ?? 0);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Tx } from '../db/transaction.ts';
 
 /** What a posting records; the kind names the business event, so an auditor can read the ledger alone. */
@@ -37,12 +37,22 @@ export class UnbalancedMovementError extends Error {
   }
 }
 
+/** The SQL of some movements, ready to run: CTE items (`name as (…)`) and the ids of their postings. */
+export interface MovementWrites {
+  /** One posting id per movement, in order; '' for a movement whose lines were all zero. */
+  postingIds: string[];
+  /** Undefined when there is nothing to write. */
+  ctes: RawBuilder<unknown> | undefined;
+}
+
 /**
  * The one writer of ledger entries. Each movement becomes a posting whose entries balance per currency (debits =
- * credits); all of them are written with three statements whatever their number, inside the caller's transaction,
- * so a movement is recorded together with the business change it explains, or not at all.
+ * credits). The result is two CTE items that write every posting and entry, whatever their number; they run only
+ * in the statement (so the transaction) of the caller, so a movement is recorded together with the business
+ * change it explains, or not at all. `guard`, when given, is a condition on the rest of that statement (say, that
+ * a transfer was inserted): when it is false nothing is written.
  */
-export async function postMovements(tx: Tx, movements: readonly Movement[]): Promise<string[]> {
+export function movementWrites(movements: readonly Movement[], guard?: RawBuilder<unknown>): MovementWrites {
   const postingIds: string[] = [];
   const postings: { id: string; movement: Movement }[] = [];
   const entryPosting: string[] = [];
@@ -68,16 +78,28 @@ export async function postMovements(tx: Tx, movements: readonly Movement[]): Pro
       entryCurrency.push(line.currency);
     }
   }
-  if (postings.length === 0) return postingIds;
-  await sql`insert into ledger_postings (id, kind, transfer_id, paycheck_id, posted_at, memo)
+  if (postings.length === 0) return { postingIds, ctes: undefined };
+  const when = guard ?? sql`true`;
+  const ctes = sql`ledger_postings_written as (insert into ledger_postings (id, kind, transfer_id, paycheck_id,
+      posted_at, memo)
     select * from unnest(${postings.map((p) => p.id)}::uuid[], ${postings.map((p) => p.movement.kind)}::text[],
       ${postings.map((p) => p.movement.transferId ?? null)}::uuid[],
       ${postings.map((p) => p.movement.paycheckId ?? null)}::uuid[],
       ${postings.map((p) => p.movement.postedAt.toISOString())}::timestamptz[],
-      ${postings.map((p) => p.movement.memo ?? null)}::text[])`.execute(tx);
-  await sql`insert into ledger_entries (posting_id, ledger_account_id, direction, amount_minor, currency)
+      ${postings.map((p) => p.movement.memo ?? null)}::text[])
+    where ${when}),
+  ledger_entries_written as (insert into ledger_entries (posting_id, ledger_account_id, direction, amount_minor,
+      currency)
     select * from unnest(${entryPosting}::uuid[], ${entryAccount}::uuid[], ${entryDirection}::text[],
-      ${entryAmount}::bigint[], ${entryCurrency}::char(3)[])`.execute(tx);
+      ${entryAmount}::bigint[], ${entryCurrency}::char(3)[])
+    where ${when})`;
+  return { postingIds, ctes };
+}
+
+/** Writes movements in one statement of the caller's transaction; returns their posting ids. */
+export async function postMovements(tx: Tx, movements: readonly Movement[]): Promise<string[]> {
+  const { postingIds, ctes } = movementWrites(movements);
+  if (ctes) await sql`with ${ctes} select 1`.execute(tx);
   return postingIds;
 }
 

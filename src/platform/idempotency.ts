@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { Tx } from '../db/transaction.ts';
+import { type Tx, withTransaction } from '../db/transaction.ts';
 import { AppError } from '../errors/app-error.ts';
 
 /** An answer kept under an idempotency key: replayed byte for byte. */
@@ -10,44 +10,22 @@ export interface StoredResponse {
   body: string;
 }
 
-/**
- * A request's hold on its key. `lockedUntil` is the fencing token: every claim of a key sets a later one (a key is
- * taken over only once the previous lock has run out), so a request whose key was taken over cannot store its
- * answer, nor release the key, over the request that took it.
- */
-export interface KeyClaim {
+/** One request under its key: who sent it (the scope), the key, and what it asked (the fingerprint). */
+export interface KeyedRequest {
   scope: string;
   key: string;
   fingerprint: string;
-  lockedUntil: string;
-}
-
-export type IdempotencyStart =
-  | { kind: 'run'; claim: KeyClaim }
-  | { kind: 'replay'; response: StoredResponse };
-
-/**
- * Thrown inside the transaction of a request that lost its key to a retry, so that its effects roll back: the
- * retry is the one that runs. The request then answers what the key holds (`answerAfterLoss`).
- */
-export class IdempotencyKeyLost extends Error {
-  constructor(claim: KeyClaim) {
-    super(`idempotency key ${claim.key} of ${claim.scope} was taken over by a retry`);
-    this.name = 'IdempotencyKeyLost';
-  }
+  now: Date;
 }
 
 export interface IdempotencyOptions {
   ttlMs: number;
-  lockMs: number;
 }
 
 interface KeyRow {
   request_hash: string;
-  state: 'IN_FLIGHT' | 'COMPLETE';
-  response_status: number | null;
-  response_body: string | null;
-  locked_until: Date;
+  response_status: number;
+  response_body: string;
   expires_at: Date;
 }
 
@@ -68,13 +46,29 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+const keyLocked = () => new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
+const keyReused = () =>
+  new AppError('INVALID_IDEMPOTENCY_KEY', {
+    detail: 'This Idempotency-Key was used for a different request; send a new key for a new request.',
+    source: { header: 'Idempotency-Key' },
+  });
+
+/** Another request with this key stored its answer first. */
+class KeyTaken extends Error {
+  override name = 'KeyTaken';
+}
+
 /**
- * Idempotency keys of POST requests (table idempotency_keys), scoped to the caller. The first request with a key
- * claims it (IN_FLIGHT) in a statement of its own; its answer is stored by `complete`, inside the transaction that
- * writes its effects when it has any, so an answer and its effects are kept together or not at all. A process
- * that dies holding a key leaves it IN_FLIGHT with nothing written; after `lockMs` a retry may claim it again. A
- * request that was only slow, not dead, then finds its claim gone when it stores its answer, and its transaction
- * rolls back: one key, one effect.
+ * Idempotency keys of POST requests (table idempotency_keys), scoped to the caller. A key is held by the
+ * transaction that runs its request: the first statement takes a transaction-scoped advisory lock on the key
+ * (another request with the key meanwhile is 409 IDEMPOTENCY_KEY_LOCKED) and reads any stored answer (replayed
+ * when the body is the same, INVALID_IDEMPOTENCY_KEY when not); the answer is stored by the same transaction that
+ * writes the request's effects. So an answer and its effects commit together or not at all, and a process that
+ * dies mid-request leaves nothing behind: PostgreSQL rolls its transaction back and frees the key. A request whose
+ * process stops answering is ended by the database after `idle_in_transaction_session_timeout`
+ * (EWA_IDEMPOTENCY_LOCK_SECONDS). The stored row is the last word: if two requests ever ran at once (a key's
+ * answer committed between another's read and its lock), the second finds a live answer when it stores its own,
+ * rolls back, and answers what the first stored.
  */
 export class IdempotencyKeys {
   readonly #db: Db;
@@ -85,82 +79,93 @@ export class IdempotencyKeys {
     this.#options = options;
   }
 
-  async start(scope: string, key: string, fingerprint: string, now: Date): Promise<IdempotencyStart> {
-    const lockedUntil = new Date(now.getTime() + this.#options.lockMs).toISOString();
-    const claim: KeyClaim = { scope, key, fingerprint, lockedUntil };
-    const expiresAt = new Date(now.getTime() + this.#options.ttlMs).toISOString();
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const claimed = await sql`insert into idempotency_keys (scope, key, request_hash, state, locked_until,
-          created_at, expires_at)
-        values (${scope}, ${key}, ${fingerprint}, 'IN_FLIGHT', ${lockedUntil}::timestamptz,
-          ${now.toISOString()}::timestamptz, ${expiresAt}::timestamptz)
-        on conflict (scope, key) do nothing returning key`.execute(this.#db);
-      if (claimed.rows.length === 1) return { kind: 'run', claim };
-      const { rows } = await sql<KeyRow>`select request_hash, state, response_status, response_body,
-          locked_until, expires_at
-        from idempotency_keys where scope = ${scope} and key = ${key}`.execute(this.#db);
-      const row = rows[0];
-      if (!row) continue;
-      if (new Date(row.expires_at) <= now) {
-        // An expired key is forgotten: the request is new.
-        await sql`delete from idempotency_keys where scope = ${scope} and key = ${key}
-          and expires_at <= ${now.toISOString()}::timestamptz`.execute(this.#db);
-        continue;
-      }
-      if (row.request_hash !== fingerprint)
-        throw new AppError('INVALID_IDEMPOTENCY_KEY', {
-          detail: 'This Idempotency-Key was used for a different request; send a new key for a new request.',
-          source: { header: 'Idempotency-Key' },
-        });
-      if (row.state === 'COMPLETE' && row.response_status !== null && row.response_body !== null)
-        return { kind: 'replay', response: { status: row.response_status, body: row.response_body } };
-      if (new Date(row.locked_until) > now)
-        throw new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
-      // The request that held the key died without an answer and without effects: take the key over.
-      const taken = await sql`update idempotency_keys set locked_until = ${lockedUntil}::timestamptz
-        where scope = ${scope} and key = ${key} and state = 'IN_FLIGHT'
-          and locked_until = ${row.locked_until.toISOString()}::timestamptz returning key`.execute(this.#db);
-      if (taken.rows.length === 1) return { kind: 'run', claim };
-      throw new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
-    }
-    throw new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
-  }
-
   /**
-   * Stores the answer; pass the transaction that wrote the request's effects, or the database when none. Throws
-   * IdempotencyKeyLost, storing nothing, when the claim is no longer the key's (a retry took it over).
+   * Runs `work` once per key: in one transaction with the key held, its answer stored with its effects. A refusal
+   * (an AppError below 500) rolls its transaction back and is stored on its own, so that a retry gets it again.
    */
-  async complete(runner: Tx | Db, claim: KeyClaim, response: StoredResponse): Promise<void> {
-    const { rows } =
-      await sql`update idempotency_keys set state = 'COMPLETE', response_status = ${response.status},
-        response_body = ${response.body}
-      where scope = ${claim.scope} and key = ${claim.key} and state = 'IN_FLIGHT'
-        and locked_until = ${claim.lockedUntil}::timestamptz
-      returning key`.execute(runner);
-    if (rows.length !== 1) throw new IdempotencyKeyLost(claim);
+  async run(
+    request: KeyedRequest,
+    work: (tx: Tx) => Promise<StoredResponse>,
+    refusal: (error: AppError) => StoredResponse,
+  ): Promise<StoredResponse> {
+    let held = false;
+    try {
+      return await withTransaction(this.#db, async (tx) => {
+        const stored = await this.#hold(tx, request);
+        if (stored) return stored;
+        held = true;
+        const answer = await work(tx);
+        await this.#store(tx, request, answer);
+        return answer;
+      });
+    } catch (error) {
+      if (held && error instanceof AppError && error.status < 500)
+        return this.#storeAlone(request, refusal(error));
+      if (held) {
+        // Another request with this key answered first (or this one was cut off): answer what it stored.
+        const stored = await this.#read(request);
+        if (stored) return this.#answerOf(stored, request);
+        if (error instanceof KeyTaken) throw keyLocked();
+      }
+      throw error;
+    }
   }
 
-  /** What a request that lost its key answers: the stored answer of the retry that took it, else 409. */
-  async answerAfterLoss(claim: KeyClaim): Promise<StoredResponse> {
-    const { rows } =
-      await sql<KeyRow>`select request_hash, state, response_status, response_body, locked_until,
-        expires_at
-      from idempotency_keys where scope = ${claim.scope} and key = ${claim.key}`.execute(this.#db);
+  /** Takes the key for this transaction and reads its stored answer, if any; an expired answer is forgotten. */
+  async #hold(tx: Tx, request: KeyedRequest): Promise<StoredResponse | undefined> {
+    const { scope, key } = request;
+    const { rows } = await sql<KeyRow & { locked: boolean }>`select
+        pg_try_advisory_xact_lock(hashtextextended(${scope} || ' ' || ${key}, 0)) as locked,
+        k.request_hash, k.response_status, k.response_body, k.expires_at
+      from (select 1) as one
+        left join idempotency_keys k on k.scope = ${scope} and k.key = ${key}`.execute(tx);
     const row = rows[0];
-    if (
-      row?.state === 'COMPLETE' &&
-      row.request_hash === claim.fingerprint &&
-      row.response_status !== null &&
-      row.response_body !== null
-    )
-      return { status: row.response_status, body: row.response_body };
-    throw new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
+    if (!row?.locked) throw keyLocked();
+    // An expired answer is forgotten: the request is new, and storing its answer replaces the old one.
+    if (row.request_hash === null || new Date(row.expires_at) <= request.now) return undefined;
+    return this.#answerOf(row, request);
   }
 
-  /** Lets a key go unanswered (an unexpected failure), so that the client's retry runs again at once. */
-  async release(claim: KeyClaim): Promise<void> {
-    await sql`delete from idempotency_keys where scope = ${claim.scope} and key = ${claim.key}
-      and state = 'IN_FLIGHT' and locked_until = ${claim.lockedUntil}::timestamptz`.execute(this.#db);
+  #answerOf(row: KeyRow, request: KeyedRequest): StoredResponse {
+    if (row.request_hash !== request.fingerprint) throw keyReused();
+    return { status: row.response_status, body: row.response_body };
+  }
+
+  async #read(request: KeyedRequest): Promise<KeyRow | undefined> {
+    const { rows } = await sql<KeyRow>`select request_hash, response_status, response_body, expires_at
+      from idempotency_keys where scope = ${request.scope} and key = ${request.key}
+        and expires_at > ${request.now.toISOString()}::timestamptz`.execute(this.#db);
+    return rows[0];
+  }
+
+  /** Stores the answer, over an expired one; throws KeyTaken when a live answer is there already. */
+  async #store(runner: Tx | Db, request: KeyedRequest, answer: StoredResponse): Promise<void> {
+    const now = request.now.toISOString();
+    const expiresAt = new Date(request.now.getTime() + this.#options.ttlMs).toISOString();
+    const { rows } = await sql`insert into idempotency_keys as k (scope, key, request_hash, response_status,
+        response_body, created_at, expires_at)
+      values (${request.scope}, ${request.key}, ${request.fingerprint}, ${answer.status}, ${answer.body},
+        ${now}::timestamptz, ${expiresAt}::timestamptz)
+      on conflict (scope, key) do update set request_hash = excluded.request_hash,
+        response_status = excluded.response_status, response_body = excluded.response_body,
+        created_at = excluded.created_at, expires_at = excluded.expires_at
+        where k.expires_at <= ${now}::timestamptz
+      returning k.key`.execute(runner);
+    if (rows.length !== 1)
+      throw new KeyTaken(`idempotency key ${request.key} of ${request.scope} is answered`);
+  }
+
+  /** A refusal wrote nothing, so its answer is stored alone; if a retry stored one meanwhile, that one stands. */
+  async #storeAlone(request: KeyedRequest, answer: StoredResponse): Promise<StoredResponse> {
+    try {
+      await this.#store(this.#db, request, answer);
+      return answer;
+    } catch (error) {
+      if (!(error instanceof KeyTaken)) throw error;
+      const stored = await this.#read(request);
+      if (!stored) throw keyLocked();
+      return this.#answerOf(stored, request);
+    }
   }
 
   async purgeExpired(now: Date): Promise<number> {

@@ -805,12 +805,9 @@ async function send(
       await checkNewAdvance(run, data.id, request.attributes.schedule);
     }
   }
-  const { rows } = await sql<{
-    state: string;
-    expires_at: Date;
-  }>`select state, expires_at from idempotency_keys
+  const { rows } = await sql<{ expires_at: Date }>`select expires_at from idempotency_keys
     where scope = ${`person:${personId}`} and key = ${key}`.execute(run.db);
-  const stored = rows[0]?.state === 'COMPLETE';
+  const stored = rows.length === 1;
   const id = `${personId}/${key}`;
   if (!run.keys.has(id)) run.keyOrder.push(id);
   run.keys.set(id, {

@@ -3,12 +3,7 @@ import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { type FilterSpec, isUuid } from '../../platform/filters.ts';
-import {
-  IdempotencyKeyLost,
-  IdempotencyKeys,
-  requestFingerprint,
-  type StoredResponse,
-} from '../../platform/idempotency.ts';
+import { IdempotencyKeys, requestFingerprint, type StoredResponse } from '../../platform/idempotency.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import { JSON_API_MEDIA } from '../../platform/media-types.ts';
@@ -113,7 +108,7 @@ export interface TransferRoutesOptions {
   baseUrl: string;
   now: () => Date;
   transfers: TransferService;
-  idempotency: { ttlMs: number; lockMs: number };
+  idempotency: { ttlMs: number };
 }
 
 function readInclude(value: unknown): Set<FundingSourceRow['stage']> {
@@ -256,58 +251,34 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
       if (caller.kind !== 'user') throw new AppError('FORBIDDEN');
       const key = idempotencyKeyOf(request);
       const stages = readInclude((request.query as Record<string, unknown>).include);
-      const at = now();
-      const scope = `person:${caller.personId}`;
-      const fingerprint = requestFingerprint('POST', request.url, request.body);
-      const start = await keys.start(scope, key, fingerprint, at);
-      if (start.kind === 'replay') return sendStored(reply, start.response);
-      const { claim } = start;
       const { data } = request.body as TransferCreateDocument;
-      const answerOf = (view: TransferView): StoredResponse => ({
-        status: 200,
-        body: JSON.stringify(wireDocument(view, stages)),
-      });
-      let answer: StoredResponse;
-      let stored = false;
-      try {
-        const view = await transfers.create(
-          caller.personId,
-          {
-            id: data.id,
-            amountMinor: data.attributes.amount,
-            currency: data.attributes.currency,
-            schedule: data.attributes.schedule,
-            preview: data.attributes.preview === true,
-            originId: data.relationships.origin.data.id,
-            destinationId: data.relationships.destination?.data.id,
-            personId: data.relationships.person?.data.id,
-          },
-          at,
-          async (tx, written) => {
-            await keys.complete(tx, claim, answerOf(written));
-            stored = true;
-          },
-        );
-        answer = answerOf(view);
-      } catch (error) {
-        if (error instanceof IdempotencyKeyLost) return sendStored(reply, await keys.answerAfterLoss(claim));
-        if (!(error instanceof AppError) || error.status >= 500) {
-          await keys.release(claim).catch(() => {});
-          throw error;
-        }
+      const transfer = {
+        id: data.id,
+        amountMinor: data.attributes.amount,
+        currency: data.attributes.currency,
+        schedule: data.attributes.schedule,
+        preview: data.attributes.preview === true,
+        originId: data.relationships.origin.data.id,
+        destinationId: data.relationships.destination?.data.id,
+        personId: data.relationships.person?.data.id,
+      };
+      const answer = await keys.run(
+        {
+          scope: `person:${caller.personId}`,
+          key,
+          fingerprint: requestFingerprint('POST', request.url, request.body),
+          now: now(),
+        },
+        async (tx) => {
+          const view = await transfers.createIn(tx, caller.personId, transfer, now);
+          return { status: 200, body: JSON.stringify(wireDocument(view, stages)) };
+        },
         // A refusal is an answer too: the same request gets it again, and nothing was written.
-        answer = { status: error.status, body: JSON.stringify(errorDocumentFor(request, error, baseUrl)) };
-      }
-      // A preview or a refusal wrote nothing, so its answer is stored on its own.
-      if (!stored) {
-        try {
-          await keys.complete(db, claim, answer);
-        } catch (error) {
-          if (error instanceof IdempotencyKeyLost)
-            return sendStored(reply, await keys.answerAfterLoss(claim));
-          throw error;
-        }
-      }
+        (error) => ({
+          status: error.status,
+          body: JSON.stringify(errorDocumentFor(request, error, baseUrl)),
+        }),
+      );
       return sendStored(reply, answer);
     },
   );

@@ -1,34 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import { type Tx, withTransaction } from '../../db/transaction.ts';
-import { type JobTerms, loadJobTerms, lockPeople } from '../../earnings/job-terms.ts';
+import { type JobTerms, loadJobTerms } from '../../earnings/job-terms.ts';
 import { AppError } from '../../errors/app-error.ts';
-import {
-  ensureOwnedLedgerAccount,
-  ledgerBalanceMinor,
-  type SystemLedger,
-} from '../../ledger/ledger-accounts.ts';
-import { postMovement } from '../../ledger/posting.ts';
+import type { SystemLedger } from '../../ledger/ledger-accounts.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { PaymentRail } from '../../rails/payment-rail.ts';
 import { feeFor, fundFifo, type Schedule } from './advance-rules.ts';
+import { type MoneyState, readAdvanceContext, readMoneyState, writeAdvance } from './advance-store.ts';
 import {
-  addToTotalDebited,
   type FundingSourceRow,
   findFundingSources,
-  findJobOfEarningsBalance,
-  findLiveAccountOfPerson,
-  findPersonStanding,
   findTransferOfPerson,
   findTransfersOfPerson,
-  hasRecentTwin,
-  insertFundingSources,
-  insertTransfer,
-  lockFundablePaychecks,
   type PersonAccountRow,
-  recentAdvances,
+  type PersonStanding,
   type TransferRow,
-  transferIdTaken,
 } from './store.ts';
 
 export interface TransferRequest {
@@ -101,6 +88,11 @@ export class TransferService {
     return { row, sources: await findFundingSources(this.#options.db, [id]), preview: false };
   }
 
+  /** An advance in a transaction of its own, with no idempotency key: for the demo seed, tests and benchmarks. */
+  create(personId: string, request: TransferRequest, now: Date): Promise<TransferView> {
+    return withTransaction(this.#options.db, (tx) => this.createIn(tx, personId, request, () => now));
+  }
+
   /**
    * Checks the request in the documented order, the first failure answering:
    *   1. links: the origin (and `person`, if sent) must be the caller's → INVALID_RESOURCE_LINK;
@@ -117,17 +109,26 @@ export class TransferService {
    *   5. 24-hour limits: TRANSFER_LIMIT_EXCEEDED (count), TRANSFER_AMOUNT_LIMIT_EXCEEDED (sum with this one);
    *   6. DUPLICATE_TRANSFER: an advance of the same amount to the same destination within the window (a window of
    *      zero turns it off); then a client id already used (by anyone) is INVALID_PARAMETERS.
-   * A preview runs every check and computes fee and funding, and writes nothing. `within` runs in the transaction
-   * that writes the transfer, so a caller can record its response atomically with it.
+   * A preview runs every check and computes fee and funding, and writes nothing. Runs in the caller's
+   * transaction (which also holds the request's idempotency key) and throws every refusal before it writes
+   * anything. `clock` is read once the person is locked, so advances of one person are stamped in the order they
+   * commit.
    */
-  async create(
+  async createIn(
+    tx: Tx,
     personId: string,
     request: TransferRequest,
-    now: Date,
-    within?: (tx: Tx, view: TransferView) => Promise<void>,
+    clock: () => Date,
   ): Promise<TransferView> {
-    const { db, ledger } = this.#options;
-    const origin = await findLiveAccountOfPerson(db, personId, request.originId);
+    const context = await readAdvanceContext(tx, {
+      personId,
+      originId: request.originId,
+      destinationId: request.destinationId,
+      lock: !request.preview,
+    });
+    if (!context) throw new Error(`person ${personId} of a live token is missing`);
+    const now = clock();
+    const { origin } = context;
     if (!origin)
       throw refuse(
         'INVALID_RESOURCE_LINK',
@@ -140,170 +141,147 @@ export class TransferService {
         `person ${request.personId} is not the signed-in person.`,
         '/data/relationships/person',
       );
-    const jobId =
-      origin.account_type === 'EARNINGS_BALANCE' ? await findJobOfEarningsBalance(db, origin.id) : undefined;
-    const preliminary = jobId ? (await loadJobTerms(db, [jobId])).get(jobId) : undefined;
-    const system = preliminary
-      ? await ledger.accountsFor(preliminary.organizationId, preliminary.policy.currency)
-      : undefined;
-    const work = async (tx: Tx): Promise<TransferView> => {
-      if (!request.preview) await lockPeople(tx, [personId]);
-      const terms = jobId ? (await loadJobTerms(tx, [jobId])).get(jobId) : undefined;
-      await checkEligibility(tx, personId, terms);
-      if (!terms || !system || terms.activationStatus !== 'ACTIVATED')
-        throw refuse(
-          'INELIGIBLE_ORIGIN',
-          origin.account_type === 'EARNINGS_BALANCE'
-            ? `The job of earnings balance ${origin.id} is not active.`
-            : `Advances come from an EARNINGS_BALANCE account; ${origin.id} is ${origin.account_type}.`,
-          '/data/relationships/origin',
-        );
-      const destination = await this.#destination(tx, personId, request, terms);
-      const fee = feeFor(terms.policy, destination.account_type, request.schedule);
-      if (fee === null)
-        throw refuse(
-          'INVALID_TRANSFER_SCHEDULE',
-          `${request.schedule} is not offered to ${destination.account_type} accounts by this employer.`,
-          '/data/attributes/schedule',
-        );
-      if (request.currency !== terms.policy.currency)
-        throw refuse(
-          'INVALID_PARAMETERS',
-          `currency must be ${terms.policy.currency}, the currency of the earnings balance.`,
-          '/data/attributes/currency',
-        );
-      const balanceLedgerId = await ensureOwnedLedgerAccount(tx, 'account', origin.id, terms.policy.currency);
-      await checkAmounts(tx, request.amountMinor, fee, terms, balanceLedgerId);
-      await checkLimits(tx, personId, request.amountMinor, terms, now);
-      if (
-        this.#options.duplicateWindowMs > 0 &&
-        (await hasRecentTwin(
-          tx,
-          personId,
-          destination.id,
-          request.amountMinor,
-          new Date(now.getTime() - this.#options.duplicateWindowMs),
-        ))
-      )
-        throw refuse(
-          'DUPLICATE_TRANSFER',
-          `An advance of ${request.amountMinor} to ${destination.id} was made in the last ${Math.round(this.#options.duplicateWindowMs / 1000)} s.`,
-        );
-      const fundable = await lockFundablePaychecks(tx, terms.jobId);
-      const shares = fundFifo(fundable, request.amountMinor);
-      if (!shares)
-        throw new Error(
-          `ledger and paychecks disagree: earnings balance ${origin.id} is not covered by its paychecks`,
-        );
-      const id = request.id?.toLowerCase() ?? randomUUID();
-      const currency = terms.policy.currency;
-      const delivered = request.amountMinor - fee;
-      const submission = this.#options.rail.submit({
-        reference: id,
-        purpose: 'ADVANCE',
-        requestedAmountMinor: request.amountMinor,
-        deliveredAmountMinor: delivered,
-        currency,
-        schedule: request.schedule,
-        destinationKind: destination.account_type as 'DEPOSITORY' | 'CARD',
-        submittedAt: now,
-      });
-      const row: TransferRow = {
-        id,
-        person_id: personId,
-        origin_account_id: origin.id,
-        origin_paycheck_id: null,
-        destination_account_id: destination.id,
-        amount_minor: request.amountMinor,
-        fee_minor: fee,
-        currency,
-        schedule: request.schedule,
-        status: 'PENDING',
-        failure_reason: null,
-        rail_reference: submission.railReference,
-        settle_after: submission.settleAfter,
-        submitted_at: now,
-        resolved_at: null,
-      };
-      const sources: FundingSourceRow[] = shares.map((share) => ({
-        transfer_id: id,
-        paycheck_id: share.paycheckId,
-        stage: 'ESTIMATED',
-        amount_minor: share.amountMinor,
-        currency,
-      }));
-      const view = { row, sources, preview: request.preview };
-      const idTaken = () =>
-        refuse('INVALID_PARAMETERS', `A transfer with id ${id} exists already.`, '/data/id');
-      // A preview answers what the request would: a used id is refused for it too.
-      if (request.id !== undefined && (await transferIdTaken(tx, id))) throw idTaken();
-      if (request.preview) return view;
-      if (!(await insertTransfer(tx, row))) throw idTaken();
-      await insertFundingSources(tx, sources);
-      await addToTotalDebited(
-        tx,
-        shares.map((share) => ({ paycheckId: share.paycheckId, amountMinor: share.amountMinor })),
-        now,
-      );
-      await postMovement(tx, {
-        kind: 'ADVANCE_SUBMITTED',
-        transferId: id,
-        postedAt: now,
-        lines: [
-          {
-            ledgerAccountId: balanceLedgerId,
-            direction: 'DEBIT',
-            amountMinor: request.amountMinor,
-            currency,
-          },
-          {
-            ledgerAccountId:
-              destination.account_type === 'CARD' ? system.EXTERNAL_CARD : system.EXTERNAL_BANK,
-            direction: 'CREDIT',
-            amountMinor: delivered,
-            currency,
-          },
-          { ledgerAccountId: system.FEE_REVENUE, direction: 'CREDIT', amountMinor: fee, currency },
-        ],
-      });
-      if (within) await within(tx, view);
-      return view;
-    };
-    return withTransaction(db, work);
-  }
-
-  async #destination(
-    tx: Tx,
-    personId: string,
-    request: TransferRequest,
-    terms: JobTerms,
-  ): Promise<PersonAccountRow> {
-    if (request.destinationId === undefined) {
-      const fallback = terms.defaultDepositoryId
-        ? await findLiveAccountOfPerson(tx, personId, terms.defaultDepositoryId)
-        : undefined;
-      if (!fallback)
-        throw refuse(
-          'MISSING_DEFAULT_DEPOSITORY_ACCOUNT',
-          'No destination was sent and the job has no default depository account.',
-          '/data/relationships/destination',
-        );
-      return fallback;
-    }
-    const destination = await findLiveAccountOfPerson(tx, personId, request.destinationId);
-    if (!destination || (destination.account_type !== 'DEPOSITORY' && destination.account_type !== 'CARD'))
+    const terms =
+      context.terms ??
+      (context.jobId ? (await loadJobTerms(tx, [context.jobId])).get(context.jobId) : undefined);
+    checkEligibility(context.standing, terms);
+    if (terms?.activationStatus !== 'ACTIVATED')
       throw refuse(
-        'INVALID_DESTINATION',
-        `destination ${request.destinationId} is not a bank account or card of this person.`,
-        '/data/relationships/destination',
+        'INELIGIBLE_ORIGIN',
+        origin.account_type === 'EARNINGS_BALANCE'
+          ? `The job of earnings balance ${origin.id} is not active.`
+          : `Advances come from an EARNINGS_BALANCE account; ${origin.id} is ${origin.account_type}.`,
+        '/data/relationships/origin',
       );
-    return destination;
+    const destination = checkDestination(request, context.destination);
+    const fee = feeFor(terms.policy, destination.account_type, request.schedule);
+    if (fee === null)
+      throw refuse(
+        'INVALID_TRANSFER_SCHEDULE',
+        `${request.schedule} is not offered to ${destination.account_type} accounts by this employer.`,
+        '/data/attributes/schedule',
+      );
+    const currency = terms.policy.currency;
+    if (request.currency !== currency)
+      throw refuse(
+        'INVALID_PARAMETERS',
+        `currency must be ${currency}, the currency of the earnings balance.`,
+        '/data/attributes/currency',
+      );
+    const id = request.id?.toLowerCase() ?? randomUUID();
+    const { duplicateWindowMs } = this.#options;
+    const money = await readMoneyState(tx, {
+      personId,
+      jobId: terms.jobId,
+      balanceLedgerId: context.balanceLedgerId,
+      destinationId: destination.id,
+      amountMinor: request.amountMinor,
+      clientId: request.id === undefined ? undefined : id,
+      recentSince: new Date(now.getTime() - DAY_MS),
+      twinSince: duplicateWindowMs > 0 ? new Date(now.getTime() - duplicateWindowMs) : undefined,
+    });
+    checkAmounts(request.amountMinor, fee, terms, money.balanceMinor);
+    checkLimits(request.amountMinor, terms, money);
+    if (money.twin)
+      throw refuse(
+        'DUPLICATE_TRANSFER',
+        `An advance of ${request.amountMinor} to ${destination.id} was made in the last ${Math.round(duplicateWindowMs / 1000)} s.`,
+      );
+    const idTaken = () =>
+      refuse('INVALID_PARAMETERS', `A transfer with id ${id} exists already.`, '/data/id');
+    // A preview answers what the request would: a used id is refused for it too.
+    if (money.idTaken) throw idTaken();
+    const shares = fundFifo(money.fundable, request.amountMinor);
+    if (!shares)
+      throw new Error(
+        `ledger and paychecks disagree: earnings balance ${origin.id} is not covered by its paychecks`,
+      );
+    const system = await this.#options.ledger.existingIn(tx, terms.organizationId, currency);
+    if (!system || !context.balanceLedgerId)
+      throw new Error(`earnings balance ${origin.id} has money but its employer has no ledger accounts`);
+    const delivered = request.amountMinor - fee;
+    const submission = this.#options.rail.submit({
+      reference: id,
+      purpose: 'ADVANCE',
+      requestedAmountMinor: request.amountMinor,
+      deliveredAmountMinor: delivered,
+      currency,
+      schedule: request.schedule,
+      destinationKind: destination.account_type as 'DEPOSITORY' | 'CARD',
+      submittedAt: now,
+    });
+    const row: TransferRow = {
+      id,
+      person_id: personId,
+      origin_account_id: origin.id,
+      origin_paycheck_id: null,
+      destination_account_id: destination.id,
+      amount_minor: request.amountMinor,
+      fee_minor: fee,
+      currency,
+      schedule: request.schedule,
+      status: 'PENDING',
+      failure_reason: null,
+      rail_reference: submission.railReference,
+      settle_after: submission.settleAfter,
+      submitted_at: now,
+      resolved_at: null,
+    };
+    const sources: FundingSourceRow[] = shares.map((share) => ({
+      transfer_id: id,
+      paycheck_id: share.paycheckId,
+      stage: 'ESTIMATED',
+      amount_minor: share.amountMinor,
+      currency,
+    }));
+    const view = { row, sources, preview: request.preview };
+    if (request.preview) return view;
+    const written = await writeAdvance(tx, row, sources, {
+      kind: 'ADVANCE_SUBMITTED',
+      transferId: id,
+      postedAt: now,
+      lines: [
+        {
+          ledgerAccountId: context.balanceLedgerId,
+          direction: 'DEBIT',
+          amountMinor: request.amountMinor,
+          currency,
+        },
+        {
+          ledgerAccountId: destination.account_type === 'CARD' ? system.EXTERNAL_CARD : system.EXTERNAL_BANK,
+          direction: 'CREDIT',
+          amountMinor: delivered,
+          currency,
+        },
+        { ledgerAccountId: system.FEE_REVENUE, direction: 'CREDIT', amountMinor: fee, currency },
+      ],
+    });
+    if (!written) throw idTaken();
+    return view;
   }
 }
 
-async function checkEligibility(tx: Tx, personId: string, terms: JobTerms | undefined): Promise<void> {
-  const person = await findPersonStanding(tx, personId);
-  if (!person) throw new Error(`person ${personId} of a live token is missing`);
+/** The destination sent, else the job's default depository; it must be the person's live bank account or card. */
+function checkDestination(request: TransferRequest, found: PersonAccountRow | undefined): PersonAccountRow {
+  if (request.destinationId === undefined) {
+    if (!found)
+      throw refuse(
+        'MISSING_DEFAULT_DEPOSITORY_ACCOUNT',
+        'No destination was sent and the job has no default depository account.',
+        '/data/relationships/destination',
+      );
+    return found;
+  }
+  if (!found || (found.account_type !== 'DEPOSITORY' && found.account_type !== 'CARD'))
+    throw refuse(
+      'INVALID_DESTINATION',
+      `destination ${request.destinationId} is not a bank account or card of this person.`,
+      '/data/relationships/destination',
+    );
+  return found;
+}
+
+function checkEligibility(person: PersonStanding, terms: JobTerms | undefined): void {
   if (person.disallow_reason !== null)
     throw refuse('TRANSFERS_DISABLED', `Transfers are disabled for this person (${person.disallow_reason}).`);
   if (terms && !terms.policy.transfersEnabled)
@@ -320,13 +298,7 @@ async function checkEligibility(tx: Tx, personId: string, terms: JobTerms | unde
     );
 }
 
-async function checkAmounts(
-  tx: Tx,
-  amountMinor: number,
-  fee: number,
-  terms: JobTerms,
-  balanceLedgerId: string,
-): Promise<void> {
+function checkAmounts(amountMinor: number, fee: number, terms: JobTerms, balance: number): void {
   const { policy } = terms;
   if (amountMinor < policy.minimumTransferMinor || amountMinor <= fee)
     throw refuse(
@@ -345,7 +317,6 @@ async function checkAmounts(
       'MAXIMUM_FEE_EXCEEDED',
       `The fee ${fee} is above the largest fee allowed, ${policy.maximumFeeMinor}.`,
     );
-  const balance = await ledgerBalanceMinor(tx, balanceLedgerId);
   if (amountMinor > balance)
     throw refuse(
       'EARNINGS_BALANCE_EXCEEDED',
@@ -354,24 +325,17 @@ async function checkAmounts(
     );
 }
 
-async function checkLimits(
-  tx: Tx,
-  personId: string,
-  amountMinor: number,
-  terms: JobTerms,
-  now: Date,
-): Promise<void> {
+function checkLimits(amountMinor: number, terms: JobTerms, recent: MoneyState): void {
   const { policy } = terms;
-  const recent = await recentAdvances(tx, personId, new Date(now.getTime() - DAY_MS));
-  if (recent.count >= policy.dailyTransferCountMax)
+  if (recent.recentCount >= policy.dailyTransferCountMax)
     throw refuse(
       'TRANSFER_LIMIT_EXCEEDED',
-      `At most ${policy.dailyTransferCountMax} advances in 24 hours; ${recent.count} were made.`,
+      `At most ${policy.dailyTransferCountMax} advances in 24 hours; ${recent.recentCount} were made.`,
     );
-  if (recent.amountMinor + amountMinor > policy.dailyTransferAmountMaxMinor)
+  if (recent.recentMinor + amountMinor > policy.dailyTransferAmountMaxMinor)
     throw refuse(
       'TRANSFER_AMOUNT_LIMIT_EXCEEDED',
-      `At most ${policy.dailyTransferAmountMaxMinor} in 24 hours; ${recent.amountMinor} was taken already.`,
+      `At most ${policy.dailyTransferAmountMaxMinor} in 24 hours; ${recent.recentMinor} was taken already.`,
       '/data/attributes/amount',
     );
 }
