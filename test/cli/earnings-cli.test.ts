@@ -1,37 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { runCli } from '../../src/cli/run.ts';
-import { loadConfig } from '../../src/config.ts';
-import { type Db, openDatabase } from '../../src/db/database.ts';
-import { capture, cliDatabaseEnv } from '../helpers/cli.ts';
-
-async function ewa(env: Record<string, string>, ...argv: string[]) {
-  const run = capture(env);
-  const code = await runCli(argv, run.context);
-  return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
-}
-
-/** Reads the database between commands (the embedded one admits one process at a time). */
-async function inDatabase<T>(env: Record<string, string>, work: (db: Db) => Promise<T>): Promise<T> {
-  const database = await openDatabase(loadConfig(env).database);
-  try {
-    return await work(database.db);
-  } finally {
-    await database.close();
-  }
-}
-
-function csvFile(t: TestContext, lines: string[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ewa-earnings-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, 'earnings.csv');
-  writeFileSync(path, `${lines.join('\r\n')}\r\n`);
-  return path;
-}
+import { cliDatabaseEnv, csvFile, ewa, inDatabase } from '../helpers/cli.ts';
 
 /** A calendar day `days` from the real today (UTC): the CLI's today is the wall clock's. */
 function day(days: number): string {
@@ -55,7 +25,7 @@ async function employer(t: TestContext, env: Record<string, string>): Promise<st
     env,
     'people',
     'import',
-    csvFile(t, [
+    csvFile(t, 'earnings.csv', [
       'primary_identifier,first_name,last_name,email,wage_amount,wage_frequency',
       `W-1,Alex,Rivera,alex.${tag}@example.com,20.00,HOURLY`,
       `W-2,Blair,Stone,blair.${tag}@example.com,52000.00,ANNUALLY`,
@@ -73,7 +43,7 @@ test('earnings import: records the good lines, reports the bad ones on stderr, e
   const env = await cliDatabaseEnv(t);
   const organizationId = await employer(t, env);
   // Two days back is not after today anywhere; two days ahead is after it everywhere.
-  const path = csvFile(t, [
+  const path = csvFile(t, 'earnings.csv', [
     HEADER,
     `S-1,W-1,${day(-2)},8,`,
     `S-2,W-2,${day(-2)},,200.00`,
@@ -139,7 +109,7 @@ test('earnings import: records the good lines, reports the bad ones on stderr, e
     'import',
     '--org',
     organizationId,
-    csvFile(t, [HEADER, `S-1,W-1,${day(-2)},8,`, `S-6,W-1,${day(-3)},1.5,`]),
+    csvFile(t, 'earnings.csv', [HEADER, `S-1,W-1,${day(-2)},8,`, `S-6,W-1,${day(-3)},1.5,`]),
   );
   assert.equal(clean.code, 0, clean.stderr);
   assert.match(clean.stdout, /recorded\s+1\s+\(30\.00 USD\)\n\s+duplicates\s+1\n\s+rejected\s+0/);
@@ -148,7 +118,7 @@ test('earnings import: records the good lines, reports the bad ones on stderr, e
 test('earnings import: wrong usage, a wrong header or an unknown organization write nothing', async (t) => {
   const env = await cliDatabaseEnv(t);
   const organizationId = await employer(t, env);
-  const good = csvFile(t, [HEADER, `S-1,W-1,${day(-2)},8,`]);
+  const good = csvFile(t, 'earnings.csv', [HEADER, `S-1,W-1,${day(-2)},8,`]);
 
   const help = await ewa(env, 'earnings', 'import', '--help');
   assert.equal(help.code, 0);
@@ -165,10 +135,10 @@ test('earnings import: wrong usage, a wrong header or an unknown organization wr
     ],
     [['--org', organizationId, '--organization', organizationId, good], /Unknown option '--organization'/],
     [
-      ['--org', organizationId, csvFile(t, [`${HEADER},note`, `S-1,W-1,${day(-2)},8,,hi`])],
+      ['--org', organizationId, csvFile(t, 'earnings.csv', [`${HEADER},note`, `S-1,W-1,${day(-2)},8,,hi`])],
       /line 1: "note" is not an earnings column/,
     ],
-    [['--org', organizationId, csvFile(t, [])], /The earnings file is empty/],
+    [['--org', organizationId, csvFile(t, 'earnings.csv', [])], /The earnings file is empty/],
   ];
   for (const [argv, message] of usage) {
     const refused = await ewa(env, 'earnings', 'import', ...argv);

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runCli } from '../../src/cli/run.ts';
 import { DEMO } from '../../src/seed/demo.ts';
-import { capture, cliDatabaseEnv } from '../helpers/cli.ts';
-
-async function ewa(env: Record<string, string>, ...argv: string[]) {
-  const run = capture(env);
-  const code = await runCli(argv, run.context);
-  return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
-}
+import { cliDatabaseEnv, ewa } from '../helpers/cli.ts';
 
 test('clients: create, list, show, rotate-secret and delete, secrets shown once and stored hashed', async (t) => {
   const env = await cliDatabaseEnv(t);

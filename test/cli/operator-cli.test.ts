@@ -1,37 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import { runCli } from '../../src/cli/run.ts';
-import { loadConfig } from '../../src/config.ts';
-import { type Db, openDatabase } from '../../src/db/database.ts';
-import { capture, cliDatabaseEnv } from '../helpers/cli.ts';
-
-async function ewa(env: Record<string, string>, ...argv: string[]) {
-  const run = capture(env);
-  const code = await runCli(argv, run.context);
-  return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
-}
-
-/** Reads the database between commands, as they leave it (the embedded one admits one process at a time). */
-async function inDatabase<T>(env: Record<string, string>, work: (db: Db) => Promise<T>): Promise<T> {
-  const database = await openDatabase(loadConfig(env).database);
-  try {
-    return await work(database.db);
-  } finally {
-    await database.close();
-  }
-}
-
-function rosterFile(t: TestContext, lines: string[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ewa-roster-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, 'roster.csv');
-  writeFileSync(path, `${lines.join('\r\n')}\r\n`);
-  return path;
-}
+import { capture, cliDatabaseEnv, csvFile, ewa, inDatabase } from '../helpers/cli.ts';
 
 async function createOrganization(env: Record<string, string>, ...flags: string[]): Promise<string> {
   const created = await ewa(
@@ -170,7 +141,7 @@ test('people import: people, jobs and earnings balances; a bad line is refused a
     `A-4,E-4,Devon,Patel,${email('devon')},ZZ,,19.00,HOURLY`,
     `A-5,E-5,Emery,Brooks,${email('emery')},TX,,62400.00,ANNUALLY`,
   ];
-  const path = rosterFile(t, lines);
+  const path = csvFile(t, 'roster.csv', lines);
   const first = await ewa(env, 'people', 'import', path, '--organization', organizationId);
   assert.equal(first.code, 1, 'a rejected line makes the exit code 1');
   assert.match(first.stdout, /created\s+3\n\s+updated\s+0\n\s+unchanged\s+0\n\s+rejected\s+2/);
@@ -260,7 +231,7 @@ test('people import: people, jobs and earnings balances; a bad line is refused a
   );
 
   // The employer fixes the two lines, changes a title, and names the organization in the file instead.
-  const fixed = rosterFile(t, [
+  const fixed = csvFile(t, 'roster.csv', [
     `organization_id,${HEADER}`,
     ...lines
       .slice(1)
@@ -298,7 +269,7 @@ test('people import: people, jobs and earnings balances; a bad line is refused a
 test('people import: a wrong header, a missing file or an unknown organization writes nothing', async (t) => {
   const env = await cliDatabaseEnv(t);
   const organizationId = await createOrganization(env);
-  const typo = rosterFile(t, [
+  const typo = csvFile(t, 'roster.csv', [
     'primary_identifier,first_name,last_name,emial,wage_amount,wage_frequency',
     'P,A,B,a@b.example,1,HOURLY',
   ]);
@@ -310,7 +281,7 @@ test('people import: a wrong header, a missing file or an unknown organization w
     env,
     'people',
     'import',
-    rosterFile(t, ['primary_identifier,first_name']),
+    csvFile(t, 'roster.csv', ['primary_identifier,first_name']),
     '--organization',
     organizationId,
   );
@@ -329,7 +300,10 @@ test('people import: a wrong header, a missing file or an unknown organization w
   );
   assert.equal(noFile.code, 2);
   assert.match(noFile.stderr, /cannot read \/nonexistent\/roster\.csv: ENOENT/);
-  const good = rosterFile(t, [HEADER, 'P-1,E-1,Alex,Rivera,alex.nobody@example.com,NY,,20.00,HOURLY']);
+  const good = csvFile(t, 'roster.csv', [
+    HEADER,
+    'P-1,E-1,Alex,Rivera,alex.nobody@example.com,NY,,20.00,HOURLY',
+  ]);
   const nowhere = await ewa(env, 'people', 'import', good, '--organization', randomUUID());
   assert.equal(nowhere.code, 1);
   assert.match(nowhere.stderr, /No organization /);
@@ -350,7 +324,7 @@ test('jobs activate creates the earnings balance account once; deactivate keeps 
     env,
     'people',
     'import',
-    rosterFile(t, [
+    csvFile(t, 'roster.csv', [
       header,
       `J-1,E-1,Alex,Rivera,alex.${tag}@example.com,NY,,20.00,HOURLY,ACTIVATION_REQUIRED`,
     ]),
@@ -362,7 +336,7 @@ test('jobs activate creates the earnings balance account once; deactivate keeps 
     env,
     'people',
     'import',
-    rosterFile(t, [header, `J-2,E-2,Blair,Stone,blair.${tag}@example.com,NY,,20.00,HOURLY,`]),
+    csvFile(t, 'roster.csv', [header, `J-2,E-2,Blair,Stone,blair.${tag}@example.com,NY,,20.00,HOURLY,`]),
     '--organization',
     withoutOdp,
   );

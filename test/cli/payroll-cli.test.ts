@@ -2,28 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { runCli } from '../../src/cli/run.ts';
 import { loadConfig } from '../../src/config.ts';
-import { type Db, openDatabase } from '../../src/db/database.ts';
+import type { Db } from '../../src/db/database.ts';
 import { createMoneyCore } from '../../src/earnings/money-core.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
-import { capture, cliDatabaseEnv } from '../helpers/cli.ts';
-
-async function ewa(env: Record<string, string>, ...argv: string[]) {
-  const run = capture(env);
-  const code = await runCli(argv, run.context);
-  return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
-}
-
-/** Reads or writes the database between commands (the embedded one admits one process at a time). */
-async function inDatabase<T>(env: Record<string, string>, work: (db: Db) => Promise<T>): Promise<T> {
-  const database = await openDatabase(loadConfig(env).database);
-  try {
-    return await work(database.db);
-  } finally {
-    await database.close();
-  }
-}
+import { cliDatabaseEnv, ewa, inDatabase } from '../helpers/cli.ts';
 
 interface Worker {
   personId: string;
