@@ -153,7 +153,11 @@ async function recordIn(
   for (const [key, delta] of grossDelta) {
     const row = paychecks.get(key) as PaycheckRow;
     const job = terms.get(row.job_id) as JobTerms;
-    const figures = paycheckFigures(row.gross_earnings_minor + delta, job.policy.withholdingEstimateBp);
+    const figures = paycheckFigures(
+      { grossMinor: row.gross_earnings_minor, withholdingsMinor: row.employer_withholdings_minor },
+      delta,
+      job.policy.withholdingEstimateBp,
+    );
     const netDelta = figures.netMinor - row.net_earnings_minor;
     changed.push({
       ...row,

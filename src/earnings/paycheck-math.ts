@@ -9,8 +9,20 @@ export interface PaycheckFigures {
   netMinor: number;
 }
 
-export function paycheckFigures(grossMinor: number, withholdingEstimateBp: number): PaycheckFigures {
-  const withholdingsMinor = Math.ceil((grossMinor * withholdingEstimateBp) / 10_000);
+/**
+ * A paycheck's figures once `addedMinor` more gross is recorded on it, at today's withholding estimate. Net pay
+ * never goes down: what was recorded before has been posted (and some of it may be taken), so when the employer
+ * has raised the rate since, the higher withholding is taken from the new earnings only, until the whole gross
+ * catches up with the rate.
+ */
+export function paycheckFigures(
+  before: { grossMinor: number; withholdingsMinor: number },
+  addedMinor: number,
+  withholdingEstimateBp: number,
+): PaycheckFigures {
+  const grossMinor = before.grossMinor + addedMinor;
+  const atRate = Math.ceil((grossMinor * withholdingEstimateBp) / 10_000);
+  const withholdingsMinor = Math.min(atRate, before.withholdingsMinor + addedMinor);
   return { grossMinor, withholdingsMinor, netMinor: grossMinor - withholdingsMinor };
 }
 

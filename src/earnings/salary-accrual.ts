@@ -3,7 +3,7 @@ import type { Db } from '../db/database.ts';
 import { addDays, localDateOf, weekdaysBetween } from './calendar.ts';
 import type { EarningsInput, EarningsRecorder } from './earnings-recorder.ts';
 import { loadJobTerms, payCalendarOf } from './job-terms.ts';
-import { payPeriodContaining } from './pay-periods.ts';
+import { payPeriodContaining, previousPayPeriod } from './pay-periods.ts';
 import { salaryPerWorkingDayMinor } from './paycheck-math.ts';
 
 export interface AccrualReport {
@@ -13,9 +13,10 @@ export interface AccrualReport {
 }
 
 /**
- * Salaried jobs earn one working day's pay for each weekday of the open pay period that has ended (local time of
- * the employer), recorded as earnings with id `salary:<day>`: running it again, or on many processes, records each
- * day once. Jobs are visited in id order, in batches, each recorded in a transaction of its own.
+ * Salaried jobs earn one working day's pay for each weekday that has ended (local time of the employer), recorded
+ * as earnings with id `salary:<day>`: running it again, or on many processes, records each day once. The last day
+ * of a period is recorded on the first run of the next one, before payroll closes the period when both run in
+ * the same tick; a day whose period is closed already is refused (PERIOD_CLOSED), not moved. Jobs are visited in id order, in batches, each recorded in a transaction of its own.
  */
 export async function accrueSalaries(
   db: Db,
@@ -41,11 +42,15 @@ export async function accrueSalaries(
     for (const row of rows) {
       const job = terms.get(row.id);
       if (!job) continue;
+      const calendar = payCalendarOf(job.policy);
       const today = localDateOf(now, job.policy.timeZone);
-      const period = payPeriodContaining(payCalendarOf(job.policy), today);
+      const period = payPeriodContaining(calendar, today);
       const yesterday = addDays(today, -1);
-      const first =
-        row.last_day && row.last_day >= period.firstDay ? addDays(row.last_day, 1) : period.firstDay;
+      // A job accrues from the day after its last accrued one, reaching back into the previous period at most (its
+      // last day has ended only once the new period has begun); a job never accrued starts with the open period.
+      const reach = previousPayPeriod(calendar, period).firstDay;
+      const next = row.last_day ? addDays(row.last_day, 1) : period.firstDay;
+      const first = next > reach ? next : reach;
       if (first > yesterday) continue;
       const amountMinor = salaryPerWorkingDayMinor(job.wageRateMinor, job.wageFrequency);
       if (amountMinor <= 0) continue;

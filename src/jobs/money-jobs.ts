@@ -19,7 +19,6 @@ export function moneyJobs(core: MoneyCore, config: Config): ScheduledJob[] {
     {
       name: 'settle-due',
       runKeyAt: (now) => everyMinutesRunKey(now, 1),
-      staleAfterMs: 10 * 60_000,
       run: async ({ now }) => ({ ...(await settleDue(core.db, core.ledger, core.rail, now)) }),
     },
     {
