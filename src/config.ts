@@ -6,17 +6,7 @@ import { resolve } from 'node:path';
 /** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
 export type DatabaseConfig =
   | { readonly kind: 'pglite'; readonly dataDir: string }
-  | {
-      readonly kind: 'postgres';
-      readonly url: string;
-      readonly poolSize: number;
-      readonly schema?: string;
-      /**
-       * PostgreSQL ends a session left idle inside a transaction this long; that frees the idempotency keys its
-       * request held (EWA_IDEMPOTENCY_LOCK_SECONDS). Unset: the server's own setting.
-       */
-      readonly idleInTransactionSeconds?: number;
-    };
+  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number; readonly schema?: string };
 
 export interface ListenerConfig {
   readonly port: number;
@@ -54,6 +44,8 @@ export interface Config {
 export interface MoneyConfig {
   /** How long a POST /rest/transfers answer is kept for replay under its Idempotency-Key. */
   readonly idempotencyKeyTtlSeconds: number;
+  /** A request holding a key whose process stops answering loses its transaction, and so the key, after this long. */
+  readonly idempotencyLockSeconds: number;
   /** An advance of the same amount to the same destination within this window is DUPLICATE_TRANSFER. */
   readonly duplicateTransferWindowSeconds: number;
   /** The sandbox rail settles WITHIN_THIRTY_MINUTES advances this long after submission. */
@@ -136,7 +128,6 @@ export function loadConfig(env: Env = process.env): Config {
         url: databaseUrl,
         poolSize: read.integer('EWA_DB_POOL_SIZE', 10, 1, 500),
         ...optional('schema', read.identifier('EWA_DB_SCHEMA')),
-        idleInTransactionSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
       }
     : { kind: 'pglite', dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')) };
   const keyText = read.string('EWA_MASTER_KEY', DEVELOPMENT_MASTER_KEY);
@@ -191,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     money: {
       idempotencyKeyTtlSeconds: read.integer('EWA_IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
+      idempotencyLockSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
       duplicateTransferWindowSeconds: read.integer('EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS', 60, 0, 86_400),
       sandboxInstantSettleSeconds: read.integer('EWA_SANDBOX_INSTANT_SETTLE_SECONDS', 120, 0, 1800),
       schedulerEnabled: read.boolean('EWA_SCHEDULER', true),

@@ -123,6 +123,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     transfers: money.transfers,
     idempotency: {
       ttlMs: config.money.idempotencyKeyTtlSeconds * 1000,
+      lockMs: config.money.idempotencyLockSeconds * 1000,
     },
   });
   await api.register(cardTokenRoutes, { ...cardTokens, path: '/cards/generic' });

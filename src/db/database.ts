@@ -66,7 +66,8 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     connectionString: config.url,
     max: config.poolSize,
     connectionTimeoutMillis: 10_000,
-    ...sessionOptions(config),
+    // Tests run each suite in a schema of its own; production leaves the search path alone.
+    ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === 20 ? parseBigint : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -89,17 +90,6 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
       await db.destroy();
     },
   };
-}
-
-/** Settings of each session: the search path (tests run each suite in a schema of its own) and idle limit. */
-function sessionOptions(config: Extract<DatabaseConfig, { kind: 'postgres' }>): { options?: string } {
-  const settings = [
-    ...(config.schema ? [`-c search_path=${config.schema}`] : []),
-    ...(config.idleInTransactionSeconds
-      ? [`-c idle_in_transaction_session_timeout=${config.idleInTransactionSeconds * 1000}`]
-      : []),
-  ];
-  return settings.length > 0 ? { options: settings.join(' ') } : {};
 }
 
 async function withTimeout(work: Promise<unknown>, timeoutMs: number): Promise<void> {

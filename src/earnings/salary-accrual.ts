@@ -49,8 +49,8 @@ export async function accrueSalaries(
       // A job accrues from the day after its last accrued one, reaching back into the previous period at most (its
       // last day has ended only once the new period has begun); a job never accrued starts with the open period.
       const reach = previousPayPeriod(calendar, period).firstDay;
-      const next = row.last_day ? addDays(row.last_day, 1) : period.firstDay;
-      const first = next > reach ? next : reach;
+      let first = period.firstDay;
+      if (row.last_day) first = row.last_day < reach ? reach : addDays(row.last_day, 1);
       if (first > yesterday) continue;
       const amountMinor = salaryPerWorkingDayMinor(job.wageRateMinor, job.wageFrequency);
       if (amountMinor <= 0) continue;

@@ -4,17 +4,14 @@ import type { MoneyCore } from '../earnings/money-core.ts';
 import { runPayroll } from '../earnings/payroll.ts';
 import { accrueSalaries } from '../earnings/salary-accrual.ts';
 import { settleDue } from '../earnings/settlement.ts';
-import { IdempotencyKeys } from '../platform/idempotency.ts';
+import { purgeExpiredKeys } from '../platform/idempotency.ts';
 import { everyMinutesRunKey, type ScheduledJob } from './scheduler.ts';
 
 /**
  * The scheduled money work. Each is safe to repeat (it does only what is left), so short run keys are fine: the
  * rail is asked every minute, salaries and payday every hour (each organization's local day turns at its own hour).
  */
-export function moneyJobs(core: MoneyCore, config: Config): ScheduledJob[] {
-  const keys = new IdempotencyKeys(core.db, {
-    ttlMs: config.money.idempotencyKeyTtlSeconds * 1000,
-  });
+export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
   return [
     {
       name: 'settle-due',
@@ -37,7 +34,7 @@ export function moneyJobs(core: MoneyCore, config: Config): ScheduledJob[] {
     {
       name: 'idempotency-key-purge',
       runKeyAt: (now) => everyMinutesRunKey(now, 60),
-      run: async ({ now }) => ({ purged: await keys.purgeExpired(now) }),
+      run: async ({ now }) => ({ purged: await purgeExpiredKeys(core.db, now) }),
     },
   ];
 }

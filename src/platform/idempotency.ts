@@ -20,6 +20,8 @@ export interface KeyedRequest {
 
 export interface IdempotencyOptions {
   ttlMs: number;
+  /** The holding transaction is ended by PostgreSQL once it has sat idle this long (its process stopped answering). */
+  lockMs: number;
 }
 
 interface KeyRow {
@@ -65,8 +67,8 @@ class KeyTaken extends Error {
  * when the body is the same, INVALID_IDEMPOTENCY_KEY when not); the answer is stored by the same transaction that
  * writes the request's effects. So an answer and its effects commit together or not at all, and a process that
  * dies mid-request leaves nothing behind: PostgreSQL rolls its transaction back and frees the key. A request whose
- * process stops answering is ended by the database after `idle_in_transaction_session_timeout`
- * (EWA_IDEMPOTENCY_LOCK_SECONDS). The stored row is the last word: if two requests ever ran at once (a key's
+ * process stops answering is ended by the database: the first statement sets `idle_in_transaction_session_timeout`
+ * for its own transaction to `lockMs` (EWA_IDEMPOTENCY_LOCK_SECONDS). The stored row is the last word: if two requests ever ran at once (a key's
  * answer committed between another's read and its lock), the second finds a live answer when it stores its own,
  * rolls back, and answers what the first stored.
  */
@@ -115,6 +117,7 @@ export class IdempotencyKeys {
   async #hold(tx: Tx, request: KeyedRequest): Promise<StoredResponse | undefined> {
     const { scope, key } = request;
     const { rows } = await sql<KeyRow & { locked: boolean }>`select
+        set_config('idle_in_transaction_session_timeout', ${String(this.#options.lockMs)}, true) as idle_limit,
         pg_try_advisory_xact_lock(hashtextextended(${scope} || ' ' || ${key}, 0)) as locked,
         k.request_hash, k.response_status, k.response_body, k.expires_at
       from (select 1) as one
@@ -167,10 +170,11 @@ export class IdempotencyKeys {
       return this.#answerOf(stored, request);
     }
   }
+}
 
-  async purgeExpired(now: Date): Promise<number> {
-    const result = await sql`delete from idempotency_keys
-      where expires_at <= ${now.toISOString()}::timestamptz`.execute(this.#db);
-    return Number(result.numAffectedRows ?? 0);
-  }
+/** Forgets the answers whose keys have expired (a scheduled job). */
+export async function purgeExpiredKeys(db: Db, now: Date): Promise<number> {
+  const result = await sql`delete from idempotency_keys
+    where expires_at <= ${now.toISOString()}::timestamptz`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

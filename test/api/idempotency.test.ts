@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { openDatabase } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
-import { buildTestApp, buildTestAppOn, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import {
   advanceBody,
   availableMinor,
@@ -15,7 +13,7 @@ import {
   postTransfer,
   recordShift,
 } from '../helpers/money.ts';
-import { createTestDatabase, onPostgres } from '../helpers/test-database.ts';
+import { onPostgres } from '../helpers/test-database.ts';
 
 /**
  * The Idempotency-Key of POST /rest/transfers: a retry gets the first answer byte for byte and never a second
@@ -259,13 +257,7 @@ function stallNextAdvance(app: TestApp) {
 test('a request stalled inside its transaction is cut off after EWA_IDEMPOTENCY_LOCK_SECONDS: its retry makes the one transfer, and the late request answers the same', {
   skip: !onPostgres && 'the embedded database has no session to cut off',
 }, async (t) => {
-  const target = await createTestDatabase(t);
-  const config =
-    target.config.kind === 'postgres' ? { ...target.config, idleInTransactionSeconds: 1 } : target.config;
-  const database = await openDatabase(config);
-  t.after(() => database.close());
-  await migrate(database.db);
-  const app = await buildTestAppOn(t, { ...database, env: target.env }, {}, { now: () => FIXED_NOW });
+  const app = await buildTestApp(t, { EWA_IDEMPOTENCY_LOCK_SECONDS: '1' }, { now: () => FIXED_NOW });
   const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
   const key = randomUUID();
   const body = advanceBody(worker, { amount: 6000 });

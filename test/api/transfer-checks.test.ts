@@ -90,6 +90,14 @@ test('INVALID_RESOURCE_LINK: an origin or person that is not the caller', async 
     'INVALID_RESOURCE_LINK',
     ORIGIN,
   );
+  // An id that is no UUID is refused the same way, never a server error.
+  await assertRefused(
+    app,
+    worker,
+    advanceBody({ balanceAccountId: 'not-a-uuid', depositoryId: worker.depositoryId }),
+    'INVALID_RESOURCE_LINK',
+    ORIGIN,
+  );
   await assertRefused(
     app,
     worker,
@@ -199,6 +207,13 @@ test("INVALID_DESTINATION: an earnings balance, someone else's account, a delete
     app,
     worker,
     advanceBody({ balanceAccountId: worker.balanceAccountId, depositoryId: other.depositoryId }),
+    'INVALID_DESTINATION',
+    DESTINATION,
+  );
+  await assertRefused(
+    app,
+    worker,
+    advanceBody({ balanceAccountId: worker.balanceAccountId, depositoryId: 'not-a-uuid' }),
     'INVALID_DESTINATION',
     DESTINATION,
   );

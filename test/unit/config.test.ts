@@ -42,7 +42,6 @@ test('values are read, trimmed and checked; public URLs lose a trailing slash', 
     url: 'postgres://u@db:5432/ewa',
     poolSize: 20,
     schema: 'tenant_a',
-    idleInTransactionSeconds: 30,
   });
   assert.equal(config.logLevel, 'warn');
 });

@@ -3,7 +3,12 @@ import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { type FilterSpec, isUuid } from '../../platform/filters.ts';
-import { IdempotencyKeys, requestFingerprint, type StoredResponse } from '../../platform/idempotency.ts';
+import {
+  IdempotencyKeys,
+  type IdempotencyOptions,
+  requestFingerprint,
+  type StoredResponse,
+} from '../../platform/idempotency.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import { JSON_API_MEDIA } from '../../platform/media-types.ts';
@@ -108,7 +113,7 @@ export interface TransferRoutesOptions {
   baseUrl: string;
   now: () => Date;
   transfers: TransferService;
-  idempotency: { ttlMs: number };
+  idempotency: IdempotencyOptions;
 }
 
 function readInclude(value: unknown): Set<FundingSourceRow['stage']> {

@@ -4,6 +4,7 @@ import { type Tx, withTransaction } from '../../db/transaction.ts';
 import { type JobTerms, loadJobTerms } from '../../earnings/job-terms.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { SystemLedger } from '../../ledger/ledger-accounts.ts';
+import { isUuid } from '../../platform/filters.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { PaymentRail } from '../../rails/payment-rail.ts';
 import { feeFor, fundFifo, type Schedule } from './advance-rules.ts';
@@ -45,6 +46,7 @@ export interface TransferServiceOptions {
 }
 
 const DAY_MS = 86_400_000;
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export function transferNotFound(id: string): AppError {
   return new AppError('RECORD_NOT_FOUND', { detail: `No transfer ${id} is visible to this token.` });
@@ -120,21 +122,27 @@ export class TransferService {
     request: TransferRequest,
     clock: () => Date,
   ): Promise<TransferView> {
+    const originLink = () =>
+      refuse(
+        'INVALID_RESOURCE_LINK',
+        `origin ${request.originId} is not an account of this person.`,
+        '/data/relationships/origin',
+      );
+    if (!isUuid(request.originId)) throw originLink();
     const context = await readAdvanceContext(tx, {
       personId,
       originId: request.originId,
-      destinationId: request.destinationId,
+      // An id that is no UUID names no account: the destination check refuses it in its turn.
+      destinationId:
+        request.destinationId === undefined || isUuid(request.destinationId)
+          ? request.destinationId
+          : NIL_UUID,
       lock: !request.preview,
     });
     if (!context) throw new Error(`person ${personId} of a live token is missing`);
     const now = clock();
     const { origin } = context;
-    if (!origin)
-      throw refuse(
-        'INVALID_RESOURCE_LINK',
-        `origin ${request.originId} is not an account of this person.`,
-        '/data/relationships/origin',
-      );
+    if (!origin) throw originLink();
     if (request.personId !== undefined && request.personId.toLowerCase() !== personId)
       throw refuse(
         'INVALID_RESOURCE_LINK',
