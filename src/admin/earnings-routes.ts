@@ -56,7 +56,6 @@ const COLUMNS = Object.entries(EARNINGS_COLUMNS)
 /** The employer's earnings (shifts), posted as CSV by the operator: what `ewa earnings import` does. */
 export const adminEarningsRoutes: FastifyPluginAsync<{
   db: Db;
-  baseUrl: string;
   now: () => Date;
   earnings: EarningsRecorder;
 }> = async (app, { db, now, earnings: recorder }) => {

@@ -6,9 +6,10 @@ import { adminJobRoutes } from './job-routes.ts';
 import { adminOrganizationRoutes } from './organization-routes.ts';
 
 /**
- * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import` and `ewa jobs` do, for
- * a client token with admin:operator. It speaks JSON:API like /rest; only the roster upload reads text/csv, whose
- * parser lives in this plugin alone and is bounded by the server's body limit.
+ * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import`, `ewa jobs` and
+ * `ewa earnings import` do, for a client token with admin:operator. It speaks JSON:API like /rest; only the roster
+ * and earnings uploads read text/csv, whose parser lives in this plugin alone and is bounded by the server's body
+ * limit.
  */
 export const adminRoutes: FastifyPluginAsync<{
   db: Db;

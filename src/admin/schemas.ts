@@ -6,7 +6,7 @@ import {
   type PolicyKey,
 } from '../operator/organization-policy.ts';
 import { ORGANIZATION_NAME_LENGTH_MAX, PRODUCTS } from '../operator/organizations.ts';
-import { OneOf, UuidString } from '../platform/resource-schemas.ts';
+import { OneOf, RelationshipSchema, UuidString } from '../platform/resource-schemas.ts';
 import { ACTIVATION_STATUSES } from '../resources/jobs/job-values.ts';
 
 /** Who may call the operator API: a client token with admin:operator, on every organization. */
@@ -153,8 +153,8 @@ export const JobActivationResource = Type.Object({
     activation_status: OneOf(ACTIVATION_STATUSES),
   }),
   relationships: Type.Object({
-    person: Type.Object({ data: Type.Object({ type: Type.Literal('people'), id: UuidString }) }),
-    organization: Type.Object({ data: Type.Object({ type: Type.Literal('organizations'), id: UuidString }) }),
+    person: RelationshipSchema('people'),
+    organization: RelationshipSchema('organizations'),
     earnings_balance_account: Type.Object({
       data: Type.Union([Type.Object({ type: Type.Literal('accounts'), id: UuidString }), Type.Null()], {
         description: 'Null when the organization does not offer ODP.',

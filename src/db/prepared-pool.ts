@@ -2,7 +2,7 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 
 /** Distinct statements prepared on one connection; statements beyond these run unprepared. */
-export const PREPARED_PER_CONNECTION = 1_000;
+const PREPARED_PER_CONNECTION = 1_000;
 
 /** Statements with more parameters than this are bulk writes whose text changes with their size: never prepared. */
 const MAX_PREPARED_PARAMETERS = 64;

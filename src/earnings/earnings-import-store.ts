@@ -43,21 +43,3 @@ export async function findJobsByIdentifier(
     ]),
   );
 }
-
-/** `${jobId}/${externalId}` of the pairs already recorded as earnings. */
-export function recordedKey(jobId: string, externalId: string): string {
-  return `${jobId}/${externalId}`;
-}
-
-/** Of these (job, row id) pairs, those recorded before: a line sent again is a duplicate, whatever its period. */
-export async function findRecordedEarnings(
-  db: Db,
-  pairs: readonly { jobId: string; externalId: string }[],
-): Promise<Set<string>> {
-  if (pairs.length === 0) return new Set();
-  const { rows } = await sql<{ job_id: string; external_id: string }>`select e.job_id, e.external_id
-    from earnings e
-    join unnest(${pairs.map((p) => p.jobId)}::uuid[], ${pairs.map((p) => p.externalId)}::text[])
-      as w(job_id, external_id) on e.job_id = w.job_id and e.external_id = w.external_id`.execute(db);
-  return new Set(rows.map((row) => recordedKey(row.job_id, row.external_id)));
-}

@@ -1,16 +1,11 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { InputError } from '../errors/input-error.ts';
 import { currencyFractionDigits } from '../operator/decimal-amount.ts';
+import { insertDefaultPolicy } from '../operator/organization-store.ts';
 import { findOrganization } from '../operator/organizations.ts';
 import { type CsvRecord, readCsvRecords } from '../operator/roster-reader.ts';
 import { localDateOf } from './calendar.ts';
-import {
-  findJobsByIdentifier,
-  findRecordedEarnings,
-  type ImportJob,
-  recordedKey,
-} from './earnings-import-store.ts';
+import { findJobsByIdentifier, type ImportJob } from './earnings-import-store.ts';
 import type { EarningsInput, EarningsRecorder } from './earnings-recorder.ts';
 import {
   EARNINGS_AMOUNT_MAJOR_MAX,
@@ -68,8 +63,7 @@ async function loadTarget(db: Db, organizationId: string, now: Date): Promise<Ta
   let organization = await findOrganization(db, organizationId);
   if (!organization.policy) {
     // As the recorder does for such an organization: its policy becomes the defaults, before anything is read.
-    await sql`insert into organization_policies (organization_id) values (${organization.id})
-      on conflict (organization_id) do nothing`.execute(db);
+    await insertDefaultPolicy(db, organization.id);
     organization = await findOrganization(db, organization.id);
   }
   const { currency, timeZone } = organization.policy!;
@@ -226,23 +220,16 @@ class EarningsImport {
         },
       });
     }
-    // Asked first because the recorder calls a line of a closed period PERIOD_CLOSED even when it was recorded
-    // before: a file sent again after payday would otherwise come back rejected instead of duplicate.
-    const before = await findRecordedEarnings(
-      this.#db,
-      payable.map(({ input }) => input),
-    );
-    const fresh = payable.filter(({ input }) => !before.has(recordedKey(input.jobId, input.externalId)));
-    this.counts.duplicates += payable.length - fresh.length;
-    if (fresh.length === 0) return problems;
-    // Lines repeated within the batch are left to the recorder: its insert keeps the first and calls the rest DUPLICATE.
+    if (payable.length === 0) return problems;
+    // The recorder calls a line recorded before DUPLICATE, even on a closed period (a file sent again after payday),
+    // and so a line repeated within the batch: its insert keeps the first.
     const recorded = await this.#recorder.record(
-      fresh.map(({ input }) => input),
+      payable.map(({ input }) => input),
       this.#now,
     );
     this.counts.creditedMinor += recorded.creditedMinor;
     recorded.outcomes.forEach((outcome, index) => {
-      const { row, input } = fresh[index]!;
+      const { row, input } = payable[index]!;
       if (outcome === 'RECORDED') {
         this.counts.recorded++;
         this.counts.recordedMinor += input.amountMinor;

@@ -28,6 +28,8 @@ export const HELD_PENDING_ADVANCES = 'PENDING_ADVANCES';
 interface Candidate {
   id: string;
   person_id: string;
+  organization_id: string;
+  currency: string;
 }
 
 interface PayrollRow {
@@ -78,16 +80,18 @@ export async function runPayroll(
   let done = 0;
   options.onProgress?.(0, total);
   for (;;) {
-    const { rows: batch } = await sql<Candidate>`select id, person_id from paychecks
-      where status = 'PROCESSING' and id > ${after}::uuid order by id limit ${batchSize}`.execute(db);
+    const { rows: batch } = await sql<Candidate>`select p.id, p.person_id, j.organization_id,
+        trim(p.currency) as currency
+      from (select id from paychecks where status = 'PROCESSING' and id > ${after}::uuid
+          order by id limit ${batchSize}) page
+        join paychecks p on p.id = page.id join jobs j on j.id = p.job_id
+      order by p.id`.execute(db);
     if (batch.length === 0) break;
     after = batch[batch.length - 1]!.id;
-    // The employers' system accounts are made (if new) outside the batch's transaction; only their keys are read.
-    const { rows: employers } = await sql<{ organizationId: string; currency: string }>`select distinct
-        j.organization_id as "organizationId", trim(p.currency) as currency
-      from paychecks p join jobs j on j.id = p.job_id
-      where p.id = any(${batch.map((c) => c.id)}::uuid[])`.execute(db);
-    const system = await ledger.accountsForMany(employers);
+    // The employers' system accounts are made (if new) outside the batch's transaction.
+    const system = await ledger.accountsForMany(
+      batch.map((c) => ({ organizationId: c.organization_id, currency: c.currency })),
+    );
     const outcome = await withTransaction(db, (tx) => payBatch(tx, batch, system, rail, now));
     report.paid += outcome.paid;
     report.held += outcome.held;

@@ -31,7 +31,6 @@ interface DueTransfer {
 
 interface DuePaycheck {
   id: string;
-  person_id: string;
   payout_minor: number;
   destination_type: 'DEPOSITORY' | 'CARD';
   currency: string;
@@ -41,8 +40,10 @@ interface DuePaycheck {
 /**
  * Resolves what the rail has finished by `now`: advances become SETTLED (their estimated funding becomes final) or
  * FAILED (amount and fee go back to the earnings balance by new entries, and the paychecks that funded them get
- * their share back), and paychecks IN_TRANSIT become DEPOSITED. Works in batches, each its own transaction that
- * first locks the people concerned; any number of processes may run it at once and each item resolves once.
+ * their share back), and paychecks IN_TRANSIT become DEPOSITED. Works in batches, each its own transaction: an
+ * advance batch first locks the people concerned (their balances change); a deposit batch changes no balance a
+ * person may take and locks only its paychecks, skipping those another run holds. Any number of processes may run
+ * it at once and each item resolves once.
  */
 export async function settleDue(
   db: Db,
@@ -71,13 +72,15 @@ export async function settleDue(
       order by t.settle_after, t.id`.execute(db);
     if (rows.length === 0) break;
     const system = await systemAccountsOf(ledger, rows);
-    await withTransaction(db, (tx) => resolveTransfers(tx, rows, system, rail, now, report));
+    const resolved = await withTransaction(db, (tx) => resolveTransfers(tx, rows, system, rail, now));
+    report.settled += resolved.settled;
+    report.failed += resolved.failed;
     const last = rows.at(-1)!;
     after = { at: new Date(last.settle_after).toISOString(), id: last.id };
   }
   after = FIRST_KEY;
   for (;;) {
-    const { rows } = await sql<DuePaycheck & { payout_settle_after: Date }>`select p.id, p.person_id,
+    const { rows } = await sql<DuePaycheck & { payout_settle_after: Date }>`select p.id,
         p.payout_minor, a.account_type as destination_type, trim(p.currency) as currency, j.organization_id,
         p.payout_settle_after
       from (select id from paychecks
@@ -124,8 +127,7 @@ async function resolveTransfers(
   system: ReadonlyMap<string, SystemAccounts>,
   rail: PaymentRail,
   now: Date,
-  report: SettlementReport,
-): Promise<number> {
+): Promise<{ settled: number; failed: number }> {
   await lockPeople(
     tx,
     due.map((t) => t.person_id),
@@ -134,7 +136,7 @@ async function resolveTransfers(
     where id = any(${due.map((t) => t.id)}::uuid[]) and status = 'PENDING'`.execute(tx);
   const pending = new Set(still.map((row) => row.id));
   const transfers = due.filter((t) => pending.has(t.id));
-  if (transfers.length === 0) return 0;
+  if (transfers.length === 0) return { settled: 0, failed: 0 };
   const balances = await ensureOwnedLedgerAccounts(
     tx,
     'account',
@@ -216,9 +218,7 @@ async function resolveTransfers(
       from (select paycheck_id, sum(amount_minor) as amount from funding_sources
         where transfer_id = any(${failedIds}::uuid[]) and stage = 'ESTIMATED' group by paycheck_id) f
       where p.id = f.paycheck_id`.execute(tx);
-  report.settled += settledIds.length;
-  report.failed += failedIds.length;
-  return transfers.length;
+  return { settled: settledIds.length, failed: failedIds.length };
 }
 
 async function depositPaychecks(

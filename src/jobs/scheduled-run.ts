@@ -8,7 +8,8 @@ export type FinishedRunState = 'DONE' | 'FAILED';
  * before `now - staleAfterMs` (its process died); a DONE row is never claimed again. The takeover is a
  * compare-and-set: the UPDATE's own WHERE holds the condition, and PostgreSQL re-checks it against the row as the
  * first taker left it, so when several processes race for one row the first taker's fresh `started_at` makes every
- * other one update nothing. No advisory locks: the SQL stays portable to distributed Postgres-compatible engines.
+ * other one update nothing. A claim is a row, not an advisory lock, because it must outlive the transaction: it
+ * records the run for every process until the next run key.
  *
  * `staleAfterMs` must exceed the job's longest run plus the clock skew between processes, or a slow but living
  * run is taken over and its work done twice.

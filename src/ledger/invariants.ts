@@ -3,7 +3,7 @@ import type { Db } from '../db/database.ts';
 
 /**
  * The money invariants, checked against the whole database. Each query returns the rows that break a rule, so an
- * empty list means the books are sound. Used by the tests after every step, and by `ewa ledger check`.
+ * empty list means the books are sound. Used by the tests after every step and by the benchmarks after their runs.
  */
 const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<string, unknown>>> }[] = [
   {

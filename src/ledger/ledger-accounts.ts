@@ -66,11 +66,10 @@ export class SystemLedger {
     pairs: readonly { organizationId: string; currency: string }[],
   ): Promise<Map<string, SystemAccounts>> {
     const result = new Map<string, SystemAccounts>();
-    for (const pair of pairs)
-      result.set(
-        `${pair.organizationId}/${pair.currency}`,
-        await this.accountsFor(pair.organizationId, pair.currency),
-      );
+    for (const pair of pairs) {
+      const key = `${pair.organizationId}/${pair.currency}`;
+      if (!result.has(key)) result.set(key, await this.accountsFor(pair.organizationId, pair.currency));
+    }
     return result;
   }
 }

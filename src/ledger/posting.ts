@@ -37,23 +37,17 @@ export class UnbalancedMovementError extends Error {
   }
 }
 
-/** The SQL of some movements, ready to run: CTE items (`name as (…)`) and the ids of their postings. */
-export interface MovementWrites {
-  /** One posting id per movement, in order; '' for a movement whose lines were all zero. */
-  postingIds: string[];
-  /** Undefined when there is nothing to write. */
-  ctes: RawBuilder<unknown> | undefined;
-}
-
 /**
  * The one writer of ledger entries. Each movement becomes a posting whose entries balance per currency (debits =
- * credits). The result is two CTE items that write every posting and entry, whatever their number; they run only
+ * credits). The result is two CTE items (undefined when there is nothing to write) that write every posting and entry, whatever their number; they run only
  * in the statement (so the transaction) of the caller, so a movement is recorded together with the business
  * change it explains, or not at all. `guard`, when given, is a condition on the rest of that statement (say, that
  * a transfer was inserted): when it is false nothing is written.
  */
-export function movementWrites(movements: readonly Movement[], guard?: RawBuilder<unknown>): MovementWrites {
-  const postingIds: string[] = [];
+export function movementWrites(
+  movements: readonly Movement[],
+  guard?: RawBuilder<unknown>,
+): RawBuilder<unknown> | undefined {
   const postings: { id: string; movement: Movement }[] = [];
   const entryPosting: string[] = [];
   const entryAccount: string[] = [];
@@ -63,12 +57,8 @@ export function movementWrites(movements: readonly Movement[], guard?: RawBuilde
   for (const movement of movements) {
     const lines = movement.lines.filter((line) => line.amountMinor !== 0);
     checkBalanced(movement.kind, lines);
-    if (lines.length === 0) {
-      postingIds.push('');
-      continue;
-    }
+    if (lines.length === 0) continue;
     const id = randomUUID();
-    postingIds.push(id);
     postings.push({ id, movement });
     for (const line of lines) {
       entryPosting.push(id);
@@ -78,9 +68,9 @@ export function movementWrites(movements: readonly Movement[], guard?: RawBuilde
       entryCurrency.push(line.currency);
     }
   }
-  if (postings.length === 0) return { postingIds, ctes: undefined };
+  if (postings.length === 0) return undefined;
   const when = guard ?? sql`true`;
-  const ctes = sql`ledger_postings_written as (insert into ledger_postings (id, kind, transfer_id, paycheck_id,
+  return sql`ledger_postings_written as (insert into ledger_postings (id, kind, transfer_id, paycheck_id,
       posted_at, memo)
     select * from unnest(${postings.map((p) => p.id)}::uuid[], ${postings.map((p) => p.movement.kind)}::text[],
       ${postings.map((p) => p.movement.transferId ?? null)}::uuid[],
@@ -93,19 +83,12 @@ export function movementWrites(movements: readonly Movement[], guard?: RawBuilde
     select * from unnest(${entryPosting}::uuid[], ${entryAccount}::uuid[], ${entryDirection}::text[],
       ${entryAmount}::bigint[], ${entryCurrency}::char(3)[])
     where ${when})`;
-  return { postingIds, ctes };
 }
 
-/** Writes movements in one statement of the caller's transaction; returns their posting ids. */
-export async function postMovements(tx: Tx, movements: readonly Movement[]): Promise<string[]> {
-  const { postingIds, ctes } = movementWrites(movements);
+/** Writes movements in one statement of the caller's transaction. */
+export async function postMovements(tx: Tx, movements: readonly Movement[]): Promise<void> {
+  const ctes = movementWrites(movements);
   if (ctes) await sql`with ${ctes} select 1`.execute(tx);
-  return postingIds;
-}
-
-export async function postMovement(tx: Tx, movement: Movement): Promise<string> {
-  const [id] = await postMovements(tx, [movement]);
-  return id ?? '';
 }
 
 function checkBalanced(kind: string, lines: readonly EntryLine[]): void {

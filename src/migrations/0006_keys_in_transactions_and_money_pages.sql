@@ -15,3 +15,6 @@ CREATE INDEX transfers_pending_idx ON transfers (settle_after, id) WHERE status 
 
 -- Payroll pages through the closed paychecks by id.
 CREATE INDEX paychecks_processing_idx ON paychecks (id) WHERE status = 'PROCESSING';
+
+-- The unique constraint on (job_id, pay_period_starts_at) is that index already.
+DROP INDEX paychecks_job_period_idx;

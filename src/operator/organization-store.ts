@@ -83,7 +83,7 @@ export async function insertOrganization(
 }
 
 /** The policy row with the migration's defaults, unless there is one already. */
-export async function insertDefaultPolicy(tx: Tx, organizationId: string): Promise<void> {
+export async function insertDefaultPolicy(tx: Db | Tx, organizationId: string): Promise<void> {
   await tx
     .insertInto('organization_policies')
     .values({ organization_id: organizationId })

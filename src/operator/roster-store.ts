@@ -157,8 +157,9 @@ export function lockJobs(tx: Tx, ids: readonly string[]): Promise<RosterJob[]> {
   return selectJobs(tx, sql`id = any(${[...ids]}::uuid[])`, sql`for update`);
 }
 
+/** Locks people in id order, as every money transaction does (`earnings/job-terms.ts`), so the two cannot deadlock. */
 export function lockPeople(tx: Tx, ids: readonly string[]): Promise<RosterPerson[]> {
-  return selectPeople(tx, sql`id = any(${[...ids]}::uuid[])`, sql`for update`);
+  return selectPeople(tx, sql`id = any(${[...ids]}::uuid[])`, sql`order by id for update`);
 }
 
 const column = <T, K extends keyof T>(items: readonly T[], key: K) => items.map((item) => item[key]);

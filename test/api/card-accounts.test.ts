@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import { open } from '../../src/crypto/secret-box.ts';
 import { type CardData, CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
@@ -255,4 +256,21 @@ test('end to end: tokenize over HTTP, add the card, read it, delete it, and the 
   const logged = JSON.stringify(app.logs);
   assert.doesNotMatch(logged, /5555555555554444/);
   assert.doesNotMatch(logged, new RegExp(token.slice(-40).replace(/[-_]/g, '.')));
+});
+
+test('two people adding one real card at the same moment: one gets it, the other INVALID_DEBIT_CARD', async (t) => {
+  const { app, alice, bob, tokenFor, aliceApi, bobApi } = await setup(t);
+  const real = { card_number: '4000056655665556' };
+  const [first, second] = await Promise.all([
+    aliceApi.post('/rest/accounts', cardBody(alice.personId, await tokenFor(real), { issuer: '400005' })),
+    bobApi.post('/rest/accounts', cardBody(bob.personId, await tokenFor(real), { issuer: '400005' })),
+  ]);
+  const statuses = [first.statusCode, second.statusCode].sort();
+  assert.deepEqual(statuses, [200, 400], `${first.body}\n${second.body}`);
+  const refused = first.statusCode === 400 ? first : second;
+  assert.equal(refused.json().errors[0].code, 'INVALID_DEBIT_CARD');
+  const { rows } = await sql<{ n: number }>`select count(*)::integer as n from accounts
+    where account_type = 'CARD' and deleted_at is null
+      and person_id in (${alice.personId}::uuid, ${bob.personId}::uuid)`.execute(app.database.db);
+  assert.equal(rows[0]!.n, 1);
 });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Tx } from '../../db/transaction.ts';
@@ -66,6 +67,11 @@ export class CardAccounts {
       checkAcrossPeople: testCard
         ? undefined
         : async (tx, personId) => {
+            // Two people adding one card at once would each find no other account with it: the card's own lock,
+            // held to commit, makes the second wait for the first and see its account.
+            await sql`select pg_advisory_xact_lock(hashtextextended(${`card:${fingerprint}`}, 0))`.execute(
+              tx,
+            );
             if (await hasActiveAccountWithFingerprint(tx, personId, fingerprint, 'others')) {
               throw new AppError('INVALID_DEBIT_CARD', {
                 detail: "This card is on another person's account.",

@@ -11,9 +11,11 @@ import type {
 } from './store.ts';
 
 /**
- * The SQL of one advance, in three statements: the person locked with everything the checks need that only the
- * person's own actions change (origin, job and terms, destination), then the money state read under that lock,
- * then every write in one statement. Fewer round trips keep the person's lock short.
+ * The SQL of one advance, in three statements: the person locked and read with the origin, job and terms and the
+ * destination, then the money state read under that lock, then every write in one statement. Only the money state
+ * must be read under the lock (every change to it holds the person's lock); the rest may change meanwhile (an
+ * operator deactivating the job, a deleted account), and the advance is checked against what the first statement
+ * read. Fewer round trips keep the person's lock short.
  */
 
 /** What the first statement finds; `jobId` without `terms` means the employer has no policy row yet. */
@@ -33,8 +35,6 @@ interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
   has_policy: boolean;
   destination_id: string | null;
   destination_type: string | null;
-  destination_subtype: string | null;
-  destination_currency: string | null;
   balance_ledger_id: string | null;
 }
 
@@ -50,8 +50,7 @@ export async function readAdvanceContext(
   const { rows } = await sql<ContextRow>`select pe.disallow_reason, pe.state_of_residence,
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
       ${JOB_TERMS_COLUMNS},
-      d.id as destination_id, d.account_type as destination_type, d.subtype as destination_subtype,
-      trim(d.currency) as destination_currency, la.id as balance_ledger_id
+      d.id as destination_id, d.account_type as destination_type, la.id as balance_ledger_id
     from people pe
       left join accounts a on a.id = ${input.originId}::uuid and a.person_id = pe.id and a.deleted_at is null
       left join jobs j on a.account_type = 'EARNINGS_BALANCE' and j.earnings_balance_account_id = a.id
@@ -70,12 +69,7 @@ export async function readAdvanceContext(
     jobId: row.job_id ?? undefined,
     terms: row.job_id && row.has_policy ? toJobTerms(row as JobTermsRow) : undefined,
     destination: row.destination_id
-      ? {
-          id: row.destination_id,
-          account_type: row.destination_type ?? '',
-          subtype: row.destination_subtype ?? '',
-          currency: row.destination_currency ?? '',
-        }
+      ? { id: row.destination_id, account_type: row.destination_type ?? '' }
       : undefined,
     balanceLedgerId: row.balance_ledger_id ?? undefined,
   };
@@ -164,7 +158,8 @@ export async function writeAdvance(
   sources: readonly FundingSourceRow[],
   movement: Movement,
 ): Promise<boolean> {
-  const { ctes } = movementWrites([movement], sql`exists (select 1 from transfer_written)`);
+  const ctes = movementWrites([movement], sql`exists (select 1 from transfer_written)`);
+  if (!ctes) throw new Error('an advance moves money: its movement has lines');
   const paycheckIds = sources.map((s) => s.paycheck_id);
   const amounts = sources.map((s) => s.amount_minor);
   const { rows } = await sql<{ written: number }>`with transfer_written as (
@@ -184,7 +179,7 @@ export async function writeAdvance(
         updated_at = ${row.submitted_at.toISOString()}::timestamptz
       from unnest(${paycheckIds}::uuid[], ${amounts}::bigint[]) as s(id, amount)
       where p.id = s.id and exists (select 1 from transfer_written)),
-    ${ctes!}
+    ${ctes}
     select count(*)::integer as written from transfer_written`.execute(tx);
   return rows[0]?.written === 1;
 }

@@ -16,6 +16,7 @@ import {
   OneOf,
   RelationshipBody,
   RelationshipSchema,
+  ResourceIdParam,
   USER_READ,
   USER_WRITE,
   UuidString,
@@ -205,7 +206,7 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
         tags: ['Transfers'],
         summary: 'One transfer of the signed-in person',
         security: USER_READ.openApi,
-        params: Type.Object({ transfer_id: Type.String({ maxLength: 64, description: 'A UUID.' }) }),
+        params: ResourceIdParam('transfer_id'),
         querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
         response: {
           200: Type.Object({

@@ -77,11 +77,8 @@ export class TransferService {
       this.#options.db,
       rows.map((row) => row.id),
     );
-    return rows.map((row) => ({
-      row,
-      sources: sources.filter((s) => s.transfer_id === row.id),
-      preview: false,
-    }));
+    const sourcesOf = Map.groupBy(sources, (source) => source.transfer_id);
+    return rows.map((row) => ({ row, sources: sourcesOf.get(row.id) ?? [], preview: false }));
   }
 
   async read(personId: string, id: string): Promise<TransferView> {

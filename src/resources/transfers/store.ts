@@ -76,8 +76,6 @@ export async function findFundingSources(
 export interface PersonAccountRow {
   id: string;
   account_type: string;
-  subtype: string;
-  currency: string;
 }
 
 export interface PersonStanding {
