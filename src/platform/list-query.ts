@@ -18,21 +18,29 @@ export interface ListQuery {
   filter?: FilterExpression | undefined;
 }
 
+const BOUND_WORDS = { gt: 'after', gte: 'at or after', lt: 'before' } as const;
+
+/**
+ * The query's parameters, one per field and operator of the spec: `filter[field]` for equality, `filter[field__gt]`
+ * and the like for bounds. Values are described, not validated, here: a bad one is INVALID_FILTER_VALUE naming its
+ * parameter (parseFilters), not a schema failure.
+ */
 export function listQuerySchema(resource: string, spec: FilterSpec, fields: FilterQueryFields) {
   const parameters = Object.fromEntries(
-    Object.entries(spec).map(([field, fieldSpec]) => [
-      `filter[${field}]`,
-      Type.Optional(
-        Type.String({
-          description:
-            typeof fieldSpec.type === 'object'
+    Object.entries(spec).flatMap(([field, fieldSpec]) =>
+      (fieldSpec.operators ?? ['eq']).map((operator) => {
+        const description =
+          operator !== 'eq'
+            ? `${field} ${BOUND_WORDS[operator]} this ISO 8601 date-time (with an offset).`
+            : typeof fieldSpec.type === 'object'
               ? `One of ${fieldSpec.type.enum.join(', ')}.`
               : fieldSpec.type === 'uuid'
                 ? 'A UUID.'
-                : 'Exact match.',
-        }),
-      ),
-    ]),
+                : 'Exact match.';
+        const name = operator === 'eq' ? `filter[${field}]` : `filter[${field}__${operator}]`;
+        return [name, Type.Optional(Type.String({ description }))];
+      }),
+    ),
   );
   const contains = Object.keys(fields).filter((field) => fields[field]!.contains);
   return Type.Object({

@@ -47,44 +47,15 @@ const PaycheckResource = Type.Object({
   links: Type.Object({ self: Type.String({ format: 'uri' }) }),
 });
 
-const EQUALITY_FILTERS: FilterSpec = {
+const FILTERS: FilterSpec = {
   'job.id': { type: 'uuid' },
   status: { type: { enum: PAYCHECK_STATUSES } },
-};
-
-const FILTERS: FilterSpec = {
-  ...EQUALITY_FILTERS,
   ...Object.fromEntries(
     PAYCHECK_DATE_FIELDS.map((field) => [field, { type: 'date-time', operators: ['gte', 'lt'] } as const]),
   ),
 };
 
-// The bounds are described here rather than validated: a bad value is INVALID_FILTER_VALUE naming the parameter
-// (parseFilters), not a schema failure.
-const BOUND_PARAMETERS = Object.fromEntries(
-  PAYCHECK_DATE_FIELDS.flatMap((field) => [
-    [
-      `filter[${field}__gte]`,
-      Type.Optional(
-        Type.String({ description: `${field} at or after this ISO 8601 date-time (with an offset).` }),
-      ),
-    ],
-    [
-      `filter[${field}__lt]`,
-      Type.Optional(
-        Type.String({ description: `${field} before this ISO 8601 date-time (with an offset).` }),
-      ),
-    ],
-  ]),
-);
-
-const { filter: FreeFormFilter, ...equalityParameters } = listQuerySchema(
-  'Paychecks',
-  EQUALITY_FILTERS,
-  PAYCHECK_FILTER_FIELDS,
-).properties;
-
-const ListQuerystring = Type.Object({ ...equalityParameters, ...BOUND_PARAMETERS, filter: FreeFormFilter });
+const ListQuerystring = listQuerySchema('Paychecks', FILTERS, PAYCHECK_FILTER_FIELDS);
 
 const Params = ResourceIdParam('paycheck_id');
 
