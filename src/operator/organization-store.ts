@@ -1,7 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { Tx } from '../db/transaction.ts';
-import { type OrganizationPolicy, POLICY_FIELDS, POLICY_KEYS } from './organization-policy.ts';
+import {
+  type OrganizationPolicy,
+  POLICY_FIELDS,
+  POLICY_KEYS,
+  policyAttributes,
+} from './organization-policy.ts';
 
 export interface Organization {
   id: string;
@@ -107,10 +112,9 @@ export async function updatePolicy(
   organizationId: string,
   policy: OrganizationPolicy,
 ): Promise<void> {
-  const values = Object.fromEntries(POLICY_KEYS.map((key) => [POLICY_FIELDS[key].name, policy[key]]));
   await tx
     .updateTable('organization_policies')
-    .set({ ...values, updated_at: sql<Date>`now()` })
+    .set({ ...policyAttributes(policy), updated_at: sql<Date>`now()` })
     .where('organization_id', '=', organizationId)
     .execute();
   await tx

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
 import { isUuid } from '../platform/filters.ts';
 import { currencyFractionDigits } from './decimal-amount.ts';
+import { notFound } from './organizations.ts';
 import { type RowOutcome, writeRosterBatch } from './roster-batch.ts';
 import { type CsvRecord, readCsvRecords } from './roster-reader.ts';
 import {
@@ -255,12 +255,7 @@ export async function importRoster(db: Db, input: RosterImportInput): Promise<Ro
   const target =
     organizationId === undefined
       ? undefined
-      : await loadTarget(
-          db,
-          organizationId,
-          () =>
-            new AppError('RECORD_NOT_FOUND', { detail: `No organization ${organizationId.slice(0, 64)}.` }),
-        );
+      : await loadTarget(db, organizationId, () => notFound(organizationId));
   const run = new RosterImport(db, target);
   let bytesRead = 0;
   const chunks = readCsvRecords(input.source, { recordCharsMax: ROSTER_RECORD_CHARS_MAX });
