@@ -13,6 +13,8 @@ declare module 'autocannon' {
     '2xx': number;
     errors: number;
     duration: number;
+    /** Answers counted by HTTP status code. */
+    statusCodeStats?: Record<string, { count: number }>;
   }
   interface Options {
     url: string;
