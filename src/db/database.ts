@@ -66,6 +66,9 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     connectionString: config.url,
     max: config.poolSize,
     connectionTimeoutMillis: 10_000,
+    // Statements are sent without waiting for the answer before them, so a statement batch (statement-batch.ts)
+    // is one round trip; one statement at a time behaves as without it.
+    pipeline: true,
     // Tests run each suite in a schema of its own; production leaves the search path alone.
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
     types: {

@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import { type BatchOutcome, type BatchStatements, isBatch } from './statement-batch.ts';
 
 /**
  * Makes one PGlite instance look like a `pg` pool to Kysely's PostgresDialect. PGlite is a single session, so
@@ -36,6 +37,7 @@ export class PGlitePool implements PostgresPool {
   }
 
   async #query(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<unknown>> {
+    if (isBatch(sql)) return this.#batch(parameters[0] as BatchStatements);
     if (parameters.length === 0) {
       // The simple protocol runs scripts of many statements (migrations); Kysely reads the last result.
       const results = await this.#pg.exec(sql);
@@ -44,6 +46,20 @@ export class PGlitePool implements PostgresPool {
     }
     const result = await this.#pg.query(sql, parameters as unknown[]);
     return { command: commandOf(sql), rowCount: result.affectedRows ?? 0, rows: result.rows };
+  }
+
+  /** In process there is no round trip to save: the statements of a batch run one after another. */
+  async #batch(statements: BatchStatements): Promise<PostgresQueryResult<BatchOutcome>> {
+    const rows: BatchOutcome[] = [];
+    for (const statement of statements) {
+      try {
+        const result = await this.#query(statement.sql, statement.parameters);
+        rows.push({ ok: true, rows: result.rows as Record<string, unknown>[] });
+      } catch (error) {
+        rows.push({ ok: false, error });
+      }
+    }
+    return { command: 'SELECT', rowCount: rows.length, rows };
   }
 
   async end(): Promise<void> {

@@ -1,5 +1,6 @@
-import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { type BatchOutcome, type BatchStatements, isBatch } from './statement-batch.ts';
 
 /** Distinct statements prepared on one connection; statements beyond these run unprepared. */
 const PREPARED_PER_CONNECTION = 1_000;
@@ -42,16 +43,59 @@ function preparingClient(client: pg.PoolClient, names: Map<string, string>): Pos
     names.set(text, name);
     return name;
   };
+  const send = (text: string, values: unknown[]) => {
+    const name = nameFor(text, values);
+    return name === undefined ? client.query(text, values) : client.query({ name, text, values });
+  };
   return {
     release: (destroy?: boolean) => client.release(destroy),
     // biome-ignore lint/suspicious/noExplicitAny: kysely's overloads (text or cursor) are passed through as they are.
     query: ((textOrCursor: any, parameters?: readonly unknown[]) => {
       if (typeof textOrCursor !== 'string') return client.query(textOrCursor);
       const values = (parameters ?? []) as unknown[];
-      const name = nameFor(textOrCursor, values);
-      return name === undefined
-        ? client.query(textOrCursor, values)
-        : client.query({ name, text: textOrCursor, values });
+      if (isBatch(textOrCursor)) return sendBatch(client, values[0] as BatchStatements, send);
+      return send(textOrCursor, values);
     }) as PostgresPoolClient['query'],
   };
+}
+
+/**
+ * A statement batch (statement-batch.ts) on a pipelining client (`pipeline: true`): every statement is handed to
+ * the client before any answer is read, and the socket is corked meanwhile, so all of them leave in one write and
+ * their answers come back together. Each statement keeps its own Sync, so a failure is that statement's alone, as
+ * it would be sent one at a time. On a client that does not pipeline, the same code sends them one after another.
+ */
+async function sendBatch(
+  client: pg.PoolClient,
+  statements: BatchStatements,
+  send: (text: string, values: unknown[]) => Promise<pg.QueryResult>,
+): Promise<PostgresQueryResult<BatchOutcome>> {
+  const stream = (client as unknown as { connection: { stream: NodeJS.WritableStream & Corkable } })
+    .connection.stream;
+  stream.cork();
+  let answers: Promise<BatchOutcome>[];
+  try {
+    answers = statements.map((statement) =>
+      send(statement.sql, [...statement.parameters]).then(
+        (result): BatchOutcome => ({ ok: true, rows: result.rows }),
+        (error: unknown): BatchOutcome => ({ ok: false, error }),
+      ),
+    );
+  } finally {
+    stream.uncork();
+  }
+  const rows = await Promise.all(answers);
+  const failure = rows.find((outcome) => !outcome.ok && isConnectionError(outcome.error));
+  if (failure && !failure.ok) throw failure.error;
+  return { command: 'SELECT', rowCount: rows.length, rows };
+}
+
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/** Errors of the connection rather than of a statement (they carry no SQLSTATE): the batch as a whole failed. */
+function isConnectionError(error: unknown): boolean {
+  return typeof (error as { code?: unknown } | null)?.code !== 'string';
 }
