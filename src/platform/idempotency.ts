@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { type Tx, withTransaction } from '../db/transaction.ts';
+import type { DB } from '../db/schema.ts';
+import { type BatchOutcome, firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import { AppError } from '../errors/app-error.ts';
 
 /** An answer kept under an idempotency key: replayed byte for byte. */
@@ -55,22 +56,50 @@ const keyReused = () =>
     source: { header: 'Idempotency-Key' },
   });
 
-/** Another request with this key stored its answer first. */
-class KeyTaken extends Error {
-  override name = 'KeyTaken';
+/**
+ * True in SQL, inside the transaction of a keyed request, once that request holds its key and the key has no live
+ * answer: the condition a request's reads put on themselves, so that a request that will not run locks nothing.
+ */
+const KEY_FRESH = sql`current_setting('ewa.key_fresh', true) = 'true'`;
+
+/** A request's work in two round trips: its reads, sent with the key's hold; then its writes, sent with the answer. */
+export interface KeyedWork {
+  /** Statements sent in the round trip that holds the key; each should read and lock nothing unless `keyFresh`. */
+  reads(keyFresh: RawBuilder<unknown>): CompiledQuery[];
+  /**
+   * From what the reads returned (one outcome each), the answer and the statements that write the request's
+   * effects; these are sent with the answer and COMMIT. `runner` is the request's transaction, for what a rare path
+   * must read on its own. Throws an AppError below 500 to refuse.
+   */
+  decide(
+    outcomes: readonly BatchOutcome[],
+    runner: Kysely<DB>,
+  ): Promise<{ answer: StoredResponse; writes: CompiledQuery[] }>;
+  /** The refusal that a failure of the writes stands for (a conflict the reads could not see), if it is one. */
+  refusalOf(error: unknown): AppError | undefined;
 }
+
+interface HoldRow extends KeyRow {
+  locked: boolean;
+}
+
+const BEGIN = CompiledQuery.raw('begin');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
 
 /**
  * Idempotency keys of POST requests (table idempotency_keys), scoped to the caller. A key is held by the
- * transaction that runs its request: the first statement takes a transaction-scoped advisory lock on the key
- * (another request with the key meanwhile is 409 IDEMPOTENCY_KEY_LOCKED) and reads any stored answer (replayed
- * when the body is the same, INVALID_IDEMPOTENCY_KEY when not); the answer is stored by the same transaction that
- * writes the request's effects. So an answer and its effects commit together or not at all, and a process that
- * dies mid-request leaves nothing behind: PostgreSQL rolls its transaction back and frees the key. A request whose
- * process stops answering is ended by the database: the first statement sets `idle_in_transaction_session_timeout`
- * for its own transaction to `lockMs` (EWA_IDEMPOTENCY_LOCK_SECONDS). The stored row is the last word: if two requests ever ran at once (a key's
- * answer committed between another's read and its lock), the second finds a live answer when it stores its own,
- * rolls back, and answers what the first stored.
+ * transaction that runs its request, and the request costs two round trips to the database (statement batches):
+ *   1. BEGIN; hold the key: a transaction-scoped advisory lock (another request with the key meanwhile is 409
+ *      IDEMPOTENCY_KEY_LOCKED) and any stored answer (replayed when the body is the same, INVALID_IDEMPOTENCY_KEY
+ *      when not); forget an expired answer; the work's reads, which do nothing unless the key is fresh;
+ *   2. the work's writes, the answer, COMMIT.
+ * So an answer and its effects commit together or not at all, and a process that dies mid-request leaves nothing
+ * behind: PostgreSQL rolls its transaction back and frees the key. A request whose process stops answering is
+ * ended by the database: the hold sets `idle_in_transaction_session_timeout` for its own transaction to `lockMs`
+ * (EWA_IDEMPOTENCY_LOCK_SECONDS). The stored row is the last word: if two requests ever ran at once (a key's answer
+ * committed between another's read and its lock), the second's answer fails on the key's primary key, its
+ * transaction rolls back, and it answers what the first stored.
  */
 export class IdempotencyKeys {
   readonly #db: Db;
@@ -87,46 +116,112 @@ export class IdempotencyKeys {
    */
   async run(
     request: KeyedRequest,
-    work: (tx: Tx) => Promise<StoredResponse>,
+    work: KeyedWork,
     refusal: (error: AppError) => StoredResponse,
   ): Promise<StoredResponse> {
-    let held = false;
     try {
-      return await withTransaction(this.#db, async (tx) => {
-        const stored = await this.#hold(tx, request);
-        if (stored) return stored;
-        held = true;
-        const answer = await work(tx);
-        await this.#store(tx, request, answer);
-        return answer;
+      return await this.#db.connection().execute(async (connection) => {
+        const outcome = await this.#attempt(connection, request, work);
+        if (outcome.kind === 'answer') return outcome.answer;
+        if (outcome.kind === 'refused') return this.#storeAlone(connection, request, refusal(outcome.error));
+        // Another request with this key answered first: answer what it stored.
+        const stored = await this.#read(connection, request);
+        if (!stored) throw keyLocked();
+        return this.#answerOf(stored, request);
       });
     } catch (error) {
-      if (held && error instanceof AppError && error.status < 500)
-        return this.#storeAlone(request, refusal(error));
-      if (held) {
-        // Another request with this key answered first (or this one was cut off): answer what it stored.
-        const stored = await this.#read(request);
-        if (stored) return this.#answerOf(stored, request);
-        if (error instanceof KeyTaken) throw keyLocked();
-      }
+      if (error instanceof AppError) throw error;
+      // This request was cut off (its session ended, say): if its key was answered, by it or by a retry, answer that.
+      const stored = await this.#read(this.#db, request).catch(() => undefined);
+      if (stored) return this.#answerOf(stored, request);
       throw error;
     }
   }
 
-  /** Takes the key for this transaction and reads its stored answer, if any; an expired answer is forgotten. */
-  async #hold(tx: Tx, request: KeyedRequest): Promise<StoredResponse | undefined> {
+  /** The request's transaction, from BEGIN to its end; it is never left open. */
+  async #attempt(
+    connection: Kysely<DB>,
+    request: KeyedRequest,
+    work: KeyedWork,
+  ): Promise<
+    | { kind: 'answer'; answer: StoredResponse }
+    | { kind: 'refused'; error: AppError }
+    | { kind: 'answered-elsewhere' }
+  > {
+    let open = true;
+    try {
+      const held = await runBatch(connection, [
+        BEGIN,
+        this.#holdStatement(request),
+        this.#forgetExpiredStatement(request),
+        ...work.reads(KEY_FRESH),
+      ]);
+      const failure = firstFailure(held);
+      if (failure) throw failure;
+      const hold = rowsOf<HoldRow>(held[1])[0];
+      if (!hold?.locked) throw keyLocked();
+      if (hold.request_hash !== null && new Date(hold.expires_at) > request.now)
+        return { kind: 'answer', answer: this.#answerOf(hold, request) };
+      let decision: Awaited<ReturnType<KeyedWork['decide']>>;
+      try {
+        decision = await work.decide(held.slice(3), connection);
+      } catch (error) {
+        if (error instanceof AppError && error.status < 500) return { kind: 'refused', error };
+        throw error;
+      }
+      const written = await runBatch(connection, [
+        ...decision.writes,
+        this.#insertAnswerStatement(request, decision.answer),
+        COMMIT,
+      ]);
+      open = false; // the COMMIT ended the transaction: committed, or rolled back if a statement before it failed
+      const writeFailure = firstFailure(written);
+      if (writeFailure === undefined) return { kind: 'answer', answer: decision.answer };
+      if (isKeyAnswered(writeFailure)) return { kind: 'answered-elsewhere' };
+      const refused = work.refusalOf(writeFailure);
+      if (refused) return { kind: 'refused', error: refused };
+      throw writeFailure;
+    } finally {
+      if (open) await runBatch(connection, [ROLLBACK]);
+    }
+  }
+
+  /**
+   * Takes the key for this transaction and reads its stored answer. Marks the transaction KEY_FRESH when the key is
+   * held and has no live answer. The subquery is fenced (offset 0) so that the lock is taken exactly once.
+   */
+  #holdStatement(request: KeyedRequest): CompiledQuery {
     const { scope, key } = request;
-    const { rows } = await sql<KeyRow & { locked: boolean }>`select
-        set_config('idle_in_transaction_session_timeout', ${String(this.#options.lockMs)}, true) as idle_limit,
-        pg_try_advisory_xact_lock(hashtextextended(${scope} || ' ' || ${key}, 0)) as locked,
-        k.request_hash, k.response_status, k.response_body, k.expires_at
-      from (select 1) as one
-        left join idempotency_keys k on k.scope = ${scope} and k.key = ${key}`.execute(tx);
-    const row = rows[0];
-    if (!row?.locked) throw keyLocked();
-    // An expired answer is forgotten: the request is new, and storing its answer replaces the old one.
-    if (row.request_hash === null || new Date(row.expires_at) <= request.now) return undefined;
-    return this.#answerOf(row, request);
+    const now = request.now.toISOString();
+    return sql`select set_config('idle_in_transaction_session_timeout', ${String(this.#options.lockMs)}, true)
+        as idle_limit,
+      set_config('ewa.key_fresh', (h.locked and (h.expires_at is null
+        or h.expires_at <= ${now}::timestamptz))::text, true) as fresh,
+      h.locked, h.request_hash, h.response_status, h.response_body, h.expires_at
+      from (select pg_try_advisory_xact_lock(hashtextextended(${scope} || ' ' || ${key}, 0)) as locked,
+          k.request_hash, k.response_status, k.response_body, k.expires_at
+        from (select 1) as one left join idempotency_keys k on k.scope = ${scope} and k.key = ${key}
+        offset 0) h`.compile(this.#db);
+  }
+
+  /** An expired answer is forgotten by the request that holds its key: the request is new. */
+  #forgetExpiredStatement(request: KeyedRequest): CompiledQuery {
+    return sql`delete from idempotency_keys where scope = ${request.scope} and key = ${request.key}
+      and expires_at <= ${request.now.toISOString()}::timestamptz and ${KEY_FRESH}`.compile(this.#db);
+  }
+
+  /** The answer, stored with the request's effects; a live answer under the key fails it (isKeyAnswered). */
+  #insertAnswerStatement(request: KeyedRequest, answer: StoredResponse): CompiledQuery {
+    return sql`insert into idempotency_keys (scope, key, request_hash, response_status, response_body, created_at,
+        expires_at)
+      values (${request.scope}, ${request.key}, ${request.fingerprint}, ${answer.status}, ${answer.body},
+        ${request.now.toISOString()}::timestamptz, ${this.#expiresAt(request)}::timestamptz)`.compile(
+      this.#db,
+    );
+  }
+
+  #expiresAt(request: KeyedRequest): string {
+    return new Date(request.now.getTime() + this.#options.ttlMs).toISOString();
   }
 
   #answerOf(row: KeyRow, request: KeyedRequest): StoredResponse {
@@ -134,42 +229,43 @@ export class IdempotencyKeys {
     return { status: row.response_status, body: row.response_body };
   }
 
-  async #read(request: KeyedRequest): Promise<KeyRow | undefined> {
+  async #read(runner: Kysely<DB>, request: KeyedRequest): Promise<KeyRow | undefined> {
     const { rows } = await sql<KeyRow>`select request_hash, response_status, response_body, expires_at
       from idempotency_keys where scope = ${request.scope} and key = ${request.key}
-        and expires_at > ${request.now.toISOString()}::timestamptz`.execute(this.#db);
+        and expires_at > ${request.now.toISOString()}::timestamptz`.execute(runner);
     return rows[0];
   }
 
-  /** Stores the answer, over an expired one; throws KeyTaken when a live answer is there already. */
-  async #store(runner: Tx | Db, request: KeyedRequest, answer: StoredResponse): Promise<void> {
+  /**
+   * A refusal wrote nothing, so its answer is stored alone, over an expired one; if a retry stored a live one
+   * meanwhile, that one stands.
+   */
+  async #storeAlone(
+    runner: Kysely<DB>,
+    request: KeyedRequest,
+    answer: StoredResponse,
+  ): Promise<StoredResponse> {
     const now = request.now.toISOString();
-    const expiresAt = new Date(request.now.getTime() + this.#options.ttlMs).toISOString();
     const { rows } = await sql`insert into idempotency_keys as k (scope, key, request_hash, response_status,
         response_body, created_at, expires_at)
       values (${request.scope}, ${request.key}, ${request.fingerprint}, ${answer.status}, ${answer.body},
-        ${now}::timestamptz, ${expiresAt}::timestamptz)
+        ${now}::timestamptz, ${this.#expiresAt(request)}::timestamptz)
       on conflict (scope, key) do update set request_hash = excluded.request_hash,
         response_status = excluded.response_status, response_body = excluded.response_body,
         created_at = excluded.created_at, expires_at = excluded.expires_at
         where k.expires_at <= ${now}::timestamptz
       returning k.key`.execute(runner);
-    if (rows.length !== 1)
-      throw new KeyTaken(`idempotency key ${request.key} of ${request.scope} is answered`);
+    if (rows.length === 1) return answer;
+    const stored = await this.#read(runner, request);
+    if (!stored) throw keyLocked();
+    return this.#answerOf(stored, request);
   }
+}
 
-  /** A refusal wrote nothing, so its answer is stored alone; if a retry stored one meanwhile, that one stands. */
-  async #storeAlone(request: KeyedRequest, answer: StoredResponse): Promise<StoredResponse> {
-    try {
-      await this.#store(this.#db, request, answer);
-      return answer;
-    } catch (error) {
-      if (!(error instanceof KeyTaken)) throw error;
-      const stored = await this.#read(request);
-      if (!stored) throw keyLocked();
-      return this.#answerOf(stored, request);
-    }
-  }
+/** The answer could not be stored: a live answer is under the key already. */
+function isKeyAnswered(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'idempotency_keys_pkey';
 }
 
 /** Forgets the answers whose keys have expired (a scheduled job). */

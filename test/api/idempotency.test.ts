@@ -233,7 +233,7 @@ test('20 concurrent advances with different keys never overdraw the balance', as
  */
 function stallNextAdvance(app: TestApp) {
   const service = app.money.transfers;
-  const original = service.createIn.bind(service);
+  const original = service.decide.bind(service);
   let release: () => void = () => {};
   const gate = new Promise<void>((resolve) => {
     release = resolve;
@@ -243,7 +243,7 @@ function stallNextAdvance(app: TestApp) {
     entered = resolve;
   });
   let first = true;
-  service.createIn = async (...args: Parameters<typeof service.createIn>) => {
+  service.decide = async (...args: Parameters<typeof service.decide>) => {
     if (first) {
       first = false;
       entered();

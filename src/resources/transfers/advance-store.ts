@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Tx } from '../../db/transaction.ts';
+import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DB } from '../../db/schema.ts';
 import { JOB_TERMS_COLUMNS, type JobTerms, type JobTermsRow, toJobTerms } from '../../earnings/job-terms.ts';
 import { type Movement, movementWrites } from '../../ledger/posting.ts';
 import type {
@@ -11,12 +11,17 @@ import type {
 } from './store.ts';
 
 /**
- * The SQL of one advance, in three statements: the person locked and read with the origin, job and terms and the
- * destination, then the money state read under that lock, then every write in one statement. Only the money state
- * must be read under the lock (every change to it holds the person's lock); the rest may change meanwhile (an
- * operator deactivating the job, a deleted account), and the advance is checked against what the first statement
- * read. Fewer round trips keep the person's lock short.
+ * The SQL of one advance, as statements for two batches (db/statement-batch.ts), so that an advance costs two round
+ * trips: first the person locked and read with the origin, job, terms and destination, followed by the money state
+ * in a statement of its own; then every write in one statement. Only the money state must be read under the lock
+ * (every change to it holds the person's lock); the rest may change meanwhile (an operator deactivating the job,
+ * a deleted account), and the advance is checked against what the first statement read.
+ *
+ * Each read takes a `guard`, a condition that must hold for it to read (and lock) anything: the idempotency layer
+ * passes "this request holds a fresh key", so a request whose key is busy or answered neither locks nor reads.
  */
+
+type Compiler = Kysely<DB>;
 
 /** What the first statement finds; `jobId` without `terms` means the employer has no policy row yet. */
 export interface AdvanceContext {
@@ -41,13 +46,17 @@ interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
 /**
  * Locks the person (`FOR UPDATE`, unless `lock` is false, for a preview) and reads the advance's context. The
  * destination is the one asked for, else the job's default depository; either must be the person's and live.
- * Undefined when the person does not exist.
  */
-export async function readAdvanceContext(
-  tx: Tx,
+export function advanceContextStatement(
+  db: Compiler,
   input: { personId: string; originId: string; destinationId: string | undefined; lock: boolean },
-): Promise<AdvanceContext | undefined> {
-  const { rows } = await sql<ContextRow>`select pe.disallow_reason, pe.state_of_residence,
+  guard: RawBuilder<unknown>,
+): CompiledQuery {
+  // The write statement's custom plan (the planner knows the lengths of its arrays) is never much cheaper than its
+  // generic one, but planning it again on every advance cost a tenth of the database's time: for the rest of this
+  // transaction, prepared statements keep their first plan.
+  return sql`select set_config('plan_cache_mode', 'force_generic_plan', true) as plan_cache_mode,
+      pe.disallow_reason, pe.state_of_residence,
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
       ${JOB_TERMS_COLUMNS},
       d.id as destination_id, d.account_type as destination_type, la.id as balance_ledger_id
@@ -60,8 +69,13 @@ export async function readAdvanceContext(
           j.direct_deposit_default_depository_id)
         and d.person_id = pe.id and d.deleted_at is null
       left join ledger_accounts la on la.account_id = a.id
-    where pe.id = ${input.personId}::uuid ${input.lock ? sql`for update of pe` : sql``}`.execute(tx);
-  const row = rows[0];
+    where pe.id = ${input.personId}::uuid and ${guard}
+    ${input.lock ? sql`for update of pe` : sql``}`.compile(db);
+}
+
+/** What the context statement found; undefined when the person does not exist (or the guard did not hold). */
+export function readAdvanceContext(rows: readonly Record<string, unknown>[]): AdvanceContext | undefined {
+  const row = rows[0] as ContextRow | undefined;
   if (!row) return undefined;
   return {
     standing: { disallow_reason: row.disallow_reason, state_of_residence: row.state_of_residence },
@@ -77,6 +91,7 @@ export async function readAdvanceContext(
 
 /** What an advance may take, read under the person's lock. */
 export interface MoneyState {
+  /** What the job's open paychecks made accessible and advances have not taken: the earnings balance. */
   balanceMinor: number;
   /** Advances of the last 24 hours that have not failed. */
   recentCount: number;
@@ -90,7 +105,6 @@ export interface MoneyState {
 }
 
 interface MoneyStateRow {
-  balance: number;
   recent_count: number;
   recent_minor: number;
   twin: boolean;
@@ -99,77 +113,95 @@ interface MoneyStateRow {
 }
 
 /**
- * The money state of an advance in one statement. Every transaction that changes these rows holds the person's
- * lock, so this is read after taking it, in a statement of its own: a statement that waited for the lock would
- * read the other tables as they were before it waited.
+ * The money state of an advance in one statement, sent after the context statement in the same batch: a statement
+ * takes its snapshot when it starts, so this one sees everything committed before the person's lock was granted,
+ * where a statement that waited for the lock would read the other tables as they were before it waited. It finds
+ * the job and destination from the origin by itself, as the context statement does.
+ *
+ * The balance is the sum of the open paychecks' untaken shares, not a sum over the ledger: the two are equal by
+ * invariant (ledger/invariants.ts, checked after every step of the property test), and this sum is bounded by the
+ * open pay periods where the ledger's grows with the account's whole history.
  */
-export async function readMoneyState(
-  tx: Tx,
+export function moneyStateStatement(
+  db: Compiler,
   input: {
     personId: string;
-    jobId: string;
-    balanceLedgerId: string | undefined;
-    destinationId: string;
+    originId: string;
+    destinationId: string | undefined;
     amountMinor: number;
     clientId: string | undefined;
     recentSince: Date;
     /** Undefined when the duplicate check is off. */
     twinSince: Date | undefined;
   },
-): Promise<MoneyState> {
+  guard: RawBuilder<unknown>,
+): CompiledQuery {
   const person = sql`${input.personId}::uuid`;
-  const { rows } = await sql<MoneyStateRow>`select b.balance, r.recent_count, r.recent_minor,
-      (${input.twinSince?.toISOString() ?? null}::timestamptz is not null and exists (select 1 from transfers
-        where person_id = ${person} and destination_account_id = ${input.destinationId}::uuid
-          and amount_minor = ${input.amountMinor} and origin_account_id is not null and status <> 'FAILED'
-          and submitted_at > ${input.twinSince?.toISOString() ?? null}::timestamptz)) as twin,
+  const twinSince = sql`${input.twinSince?.toISOString() ?? null}::timestamptz`;
+  return sql`with origin as (select j.id as job_id, d.id as destination_id
+      from accounts a
+        join jobs j on j.earnings_balance_account_id = a.id
+        left join accounts d on d.id = coalesce(${input.destinationId ?? null}::uuid,
+            j.direct_deposit_default_depository_id)
+          and d.person_id = a.person_id and d.deleted_at is null
+      where a.id = ${input.originId}::uuid and a.person_id = ${person} and a.deleted_at is null
+        and a.account_type = 'EARNINGS_BALANCE')
+    select r.recent_count, r.recent_minor,
+      (${twinSince} is not null and exists (select 1 from transfers t join origin o
+          on t.destination_account_id = o.destination_id
+        where t.person_id = ${person} and t.amount_minor = ${input.amountMinor}
+          and t.origin_account_id is not null and t.status <> 'FAILED' and t.submitted_at > ${twinSince})) as twin,
       (${input.clientId ?? null}::uuid is not null
         and exists (select 1 from transfers where id = ${input.clientId ?? null}::uuid)) as id_taken,
       coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor)
           order by f.pay_period_starts_at, f.id)
-        from (select id, pay_period_starts_at, accessible_minor - total_debited_minor as remaining_minor
-          from paychecks where job_id = ${input.jobId}::uuid and status in ('ESTIMATED', 'PROCESSING')
-            and accessible_minor > total_debited_minor) f), '[]'::json) as fundable
-    from (select coalesce(sum(case when direction = 'CREDIT' then amount_minor else -amount_minor end), 0)::bigint
-          as balance
-        from ledger_entries where ledger_account_id = ${input.balanceLedgerId ?? null}::uuid) b,
-      (select count(*)::integer as recent_count, coalesce(sum(amount_minor), 0)::bigint as recent_minor
+        from (select p.id, p.pay_period_starts_at, p.accessible_minor - p.total_debited_minor as remaining_minor
+          from paychecks p join origin o on p.job_id = o.job_id
+          where p.status in ('ESTIMATED', 'PROCESSING') and p.accessible_minor > p.total_debited_minor) f),
+        '[]'::json) as fundable
+    from (select count(*)::integer as recent_count, coalesce(sum(amount_minor), 0)::bigint as recent_minor
         from transfers where person_id = ${person} and origin_account_id is not null and status <> 'FAILED'
-          and submitted_at > ${input.recentSince.toISOString()}::timestamptz) r`.execute(tx);
-  const row = rows[0]!;
+          and submitted_at > ${input.recentSince.toISOString()}::timestamptz) r
+    where ${guard}`.compile(db);
+}
+
+export function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyState | undefined {
+  const row = rows[0] as MoneyStateRow | undefined;
+  if (!row) return undefined;
+  const fundable = row.fundable.map((p) => ({ id: p.id, remaining_minor: Number(p.remaining_minor) }));
   return {
-    balanceMinor: Number(row.balance),
+    balanceMinor: fundable.reduce((sum, paycheck) => sum + paycheck.remaining_minor, 0),
     recentCount: Number(row.recent_count),
     recentMinor: Number(row.recent_minor),
     twin: row.twin,
     idTaken: row.id_taken,
-    fundable: row.fundable.map((p) => ({ id: p.id, remaining_minor: Number(p.remaining_minor) })),
+    fundable,
   };
 }
 
 /**
  * Writes an advance in one statement: the transfer, its estimated funding sources, what it takes from each
- * paycheck, and its ledger movement. If the id is taken (by a transfer written since it was checked), nothing is
- * written and false is returned.
+ * paycheck, and its ledger movement. A transfer id taken since it was checked fails the statement with a unique
+ * violation of transfers_pkey (see isTransferIdTaken), so nothing is written.
  */
-export async function writeAdvance(
-  tx: Tx,
+export function writeAdvanceStatement(
+  db: Compiler,
   row: TransferRow,
   sources: readonly FundingSourceRow[],
   movement: Movement,
-): Promise<boolean> {
-  const ctes = movementWrites([movement], sql`exists (select 1 from transfer_written)`);
+): CompiledQuery {
+  const ctes = movementWrites([movement]);
   if (!ctes) throw new Error('an advance moves money: its movement has lines');
   const paycheckIds = sources.map((s) => s.paycheck_id);
   const amounts = sources.map((s) => s.amount_minor);
-  const { rows } = await sql<{ written: number }>`with transfer_written as (
+  return sql`with transfer_written as (
       insert into transfers (id, person_id, origin_account_id, origin_paycheck_id, destination_account_id,
         amount_minor, fee_minor, currency, schedule, status, rail_reference, settle_after, submitted_at)
       values (${row.id}::uuid, ${row.person_id}::uuid, ${row.origin_account_id}::uuid, null,
         ${row.destination_account_id}::uuid, ${row.amount_minor}, ${row.fee_minor}, ${row.currency}, ${row.schedule},
         'PENDING', ${row.rail_reference}, ${row.settle_after?.toISOString() ?? null}::timestamptz,
         ${row.submitted_at.toISOString()}::timestamptz)
-      on conflict (id) do nothing returning id),
+      returning id),
     sources_written as (insert into funding_sources (transfer_id, paycheck_id, stage, amount_minor, currency)
       select t.id, s.paycheck_id, 'ESTIMATED', s.amount, ${row.currency}
       from transfer_written t,
@@ -178,8 +210,13 @@ export async function writeAdvance(
     paychecks_debited as (update paychecks p set total_debited_minor = p.total_debited_minor + s.amount,
         updated_at = ${row.submitted_at.toISOString()}::timestamptz
       from unnest(${paycheckIds}::uuid[], ${amounts}::bigint[]) as s(id, amount)
-      where p.id = s.id and exists (select 1 from transfer_written)),
+      where p.id = s.id),
     ${ctes}
-    select count(*)::integer as written from transfer_written`.execute(tx);
-  return rows[0]?.written === 1;
+    select count(*)::integer as written from transfer_written`.compile(db);
+}
+
+/** The write failed because a transfer with its id was written since the id was checked. */
+export function isTransferIdTaken(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'transfers_pkey';
 }

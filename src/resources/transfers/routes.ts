@@ -6,6 +6,7 @@ import { type FilterSpec, isUuid } from '../../platform/filters.ts';
 import {
   IdempotencyKeys,
   type IdempotencyOptions,
+  type KeyedWork,
   requestFingerprint,
   type StoredResponse,
 } from '../../platform/idempotency.ts';
@@ -23,7 +24,7 @@ import {
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { includedFundingSources, transferResource } from './serialize.ts';
-import { type TransferService, type TransferView, transferNotFound } from './service.ts';
+import { type AdvanceWork, type TransferService, type TransferView, transferNotFound } from './service.ts';
 import type { FundingSourceRow } from './store.ts';
 import { TRANSFER_FILTER_FIELDS } from './store.ts';
 
@@ -143,6 +144,18 @@ function idempotencyKeyOf(request: FastifyRequest): string {
       source: { header: 'Idempotency-Key' },
     });
   return key.toLowerCase();
+}
+
+/** The advance as keyed work: its view becomes the answer stored under the key. */
+function answered(work: AdvanceWork, answer: (view: TransferView) => StoredResponse): KeyedWork {
+  return {
+    reads: work.reads,
+    refusalOf: work.refusalOf,
+    decide: async (outcomes, runner) => {
+      const { view, writes } = await work.decide(outcomes, runner);
+      return { answer: answer(view), writes };
+    },
+  };
 }
 
 function sendStored(reply: FastifyReply, response: StoredResponse): FastifyReply {
@@ -275,10 +288,10 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
           fingerprint: requestFingerprint('POST', request.url, request.body),
           now: now(),
         },
-        async (tx) => {
-          const view = await transfers.createIn(tx, caller.personId, transfer, now);
-          return { status: 200, body: JSON.stringify(wireDocument(view, stages)) };
-        },
+        answered(transfers.advance(caller.personId, transfer, now), (view) => ({
+          status: 200,
+          body: JSON.stringify(wireDocument(view, stages)),
+        })),
         // A refusal is an answer too: the same request gets it again, and nothing was written.
         (error) => ({
           status: error.status,

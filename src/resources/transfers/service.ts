@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { type Tx, withTransaction } from '../../db/transaction.ts';
+import type { DB } from '../../db/schema.ts';
+import { type BatchOutcome, firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
+import { withTransaction } from '../../db/transaction.ts';
 import { type JobTerms, loadJobTerms } from '../../earnings/job-terms.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { SystemLedger } from '../../ledger/ledger-accounts.ts';
@@ -8,7 +11,16 @@ import { isUuid } from '../../platform/filters.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { PaymentRail } from '../../rails/payment-rail.ts';
 import { feeFor, fundFifo, type Schedule } from './advance-rules.ts';
-import { type MoneyState, readAdvanceContext, readMoneyState, writeAdvance } from './advance-store.ts';
+import {
+  type AdvanceContext,
+  advanceContextStatement,
+  isTransferIdTaken,
+  type MoneyState,
+  moneyStateStatement,
+  readAdvanceContext,
+  readMoneyState,
+  writeAdvanceStatement,
+} from './advance-store.ts';
 import {
   type FundingSourceRow,
   findFundingSources,
@@ -35,6 +47,17 @@ export interface TransferView {
   row: TransferRow;
   sources: FundingSourceRow[];
   preview: boolean;
+}
+
+/** An advance as a request's two round trips: see TransferService.advance. */
+export interface AdvanceWork {
+  reads(guard: RawBuilder<unknown>): CompiledQuery[];
+  decide(
+    outcomes: readonly BatchOutcome[],
+    runner: Kysely<DB>,
+  ): Promise<{ view: TransferView; writes: CompiledQuery[] }>;
+  /** The refusal a failed write stands for: a client id taken by a transfer written since it was checked. */
+  refusalOf(error: unknown): AppError | undefined;
 }
 
 export interface TransferServiceOptions {
@@ -89,7 +112,58 @@ export class TransferService {
 
   /** An advance in a transaction of its own, with no idempotency key: for the demo seed, tests and benchmarks. */
   create(personId: string, request: TransferRequest, now: Date): Promise<TransferView> {
-    return withTransaction(this.#options.db, (tx) => this.createIn(tx, personId, request, () => now));
+    return withTransaction(this.#options.db, async (tx) => {
+      const work = this.advance(personId, request, () => now);
+      const { view, writes } = await work.decide(await runBatch(tx, work.reads(sql`true`)), tx);
+      const failure = firstFailure(await runBatch(tx, writes));
+      if (failure !== undefined) throw work.refusalOf(failure) ?? failure;
+      return view;
+    });
+  }
+
+  /**
+   * An advance as two batches of statements in the caller's transaction (which also holds the request's
+   * idempotency key): `reads` locks the person and reads what the checks need, `decide` checks and prices the
+   * advance from what they found and returns the statements that write it. A preview runs every check, computes fee
+   * and funding, and writes nothing.
+   */
+  advance(personId: string, request: TransferRequest, clock: () => Date): AdvanceWork {
+    const db = this.#options.db;
+    // The 24-hour limit and the duplicate window are counted back from before the lock is taken, so a wait for the
+    // lock can only widen them.
+    const startedAt = clock();
+    const { duplicateWindowMs } = this.#options;
+    const uuidOr = (id: string | undefined) => (id === undefined || isUuid(id) ? id : NIL_UUID);
+    return {
+      reads: (guard) => {
+        // An id that is no UUID names no account: the checks refuse it in their turn.
+        const originId = uuidOr(request.originId) ?? NIL_UUID;
+        const destinationId = uuidOr(request.destinationId);
+        return [
+          advanceContextStatement(db, { personId, originId, destinationId, lock: !request.preview }, guard),
+          moneyStateStatement(
+            db,
+            {
+              personId,
+              originId,
+              destinationId,
+              amountMinor: request.amountMinor,
+              clientId: request.id === undefined ? undefined : request.id.toLowerCase(),
+              recentSince: new Date(startedAt.getTime() - DAY_MS),
+              twinSince:
+                duplicateWindowMs > 0 ? new Date(startedAt.getTime() - duplicateWindowMs) : undefined,
+            },
+            guard,
+          ),
+        ];
+      },
+      decide: async (outcomes, runner) => {
+        const context = readAdvanceContext(rowsOf(outcomes[0]));
+        const money = readMoneyState(rowsOf(outcomes[1]));
+        return this.decide({ personId, request, context, money, clock, runner });
+      },
+      refusalOf: (error) => (isTransferIdTaken(error) ? idTaken(request.id ?? '') : undefined),
+    };
   }
 
   /**
@@ -108,17 +182,18 @@ export class TransferService {
    *   5. 24-hour limits: TRANSFER_LIMIT_EXCEEDED (count), TRANSFER_AMOUNT_LIMIT_EXCEEDED (sum with this one);
    *   6. DUPLICATE_TRANSFER: an advance of the same amount to the same destination within the window (a window of
    *      zero turns it off); then a client id already used (by anyone) is INVALID_PARAMETERS.
-   * A preview runs every check and computes fee and funding, and writes nothing. Runs in the caller's
-   * transaction (which also holds the request's idempotency key) and throws every refusal before it writes
-   * anything. `clock` is read once the person is locked, so advances of one person are stamped in the order they
-   * commit.
+   * Throws every refusal before anything is written. `clock` is read here, once the person is locked, so advances
+   * of one person are stamped in the order they commit.
    */
-  async createIn(
-    tx: Tx,
-    personId: string,
-    request: TransferRequest,
-    clock: () => Date,
-  ): Promise<TransferView> {
+  async decide(input: {
+    personId: string;
+    request: TransferRequest;
+    context: AdvanceContext | undefined;
+    money: MoneyState | undefined;
+    clock: () => Date;
+    runner: Kysely<DB>;
+  }): Promise<{ view: TransferView; writes: CompiledQuery[] }> {
+    const { personId, request, context, runner } = input;
     const originLink = () =>
       refuse(
         'INVALID_RESOURCE_LINK',
@@ -126,18 +201,8 @@ export class TransferService {
         '/data/relationships/origin',
       );
     if (!isUuid(request.originId)) throw originLink();
-    const context = await readAdvanceContext(tx, {
-      personId,
-      originId: request.originId,
-      // An id that is no UUID names no account: the destination check refuses it in its turn.
-      destinationId:
-        request.destinationId === undefined || isUuid(request.destinationId)
-          ? request.destinationId
-          : NIL_UUID,
-      lock: !request.preview,
-    });
-    if (!context) throw new Error(`person ${personId} of a live token is missing`);
-    const now = clock();
+    if (!context || !input.money) throw new Error(`person ${personId} of a live token is missing`);
+    const now = input.clock();
     const { origin } = context;
     if (!origin) throw originLink();
     if (request.personId !== undefined && request.personId.toLowerCase() !== personId)
@@ -148,7 +213,7 @@ export class TransferService {
       );
     const terms =
       context.terms ??
-      (context.jobId ? (await loadJobTerms(tx, [context.jobId])).get(context.jobId) : undefined);
+      (context.jobId ? (await loadJobTerms(runner, [context.jobId])).get(context.jobId) : undefined);
     checkEligibility(context.standing, terms);
     if (terms?.activationStatus !== 'ACTIVATED')
       throw refuse(
@@ -174,34 +239,20 @@ export class TransferService {
         '/data/attributes/currency',
       );
     const id = request.id?.toLowerCase() ?? randomUUID();
-    const { duplicateWindowMs } = this.#options;
-    const money = await readMoneyState(tx, {
-      personId,
-      jobId: terms.jobId,
-      balanceLedgerId: context.balanceLedgerId,
-      destinationId: destination.id,
-      amountMinor: request.amountMinor,
-      clientId: request.id === undefined ? undefined : id,
-      recentSince: new Date(now.getTime() - DAY_MS),
-      twinSince: duplicateWindowMs > 0 ? new Date(now.getTime() - duplicateWindowMs) : undefined,
-    });
+    const { money } = input;
     checkAmounts(request.amountMinor, fee, terms, money.balanceMinor);
     checkLimits(request.amountMinor, terms, money);
     if (money.twin)
       throw refuse(
         'DUPLICATE_TRANSFER',
-        `An advance of ${request.amountMinor} to ${destination.id} was made in the last ${Math.round(duplicateWindowMs / 1000)} s.`,
+        `An advance of ${request.amountMinor} to ${destination.id} was made in the last ${Math.round(this.#options.duplicateWindowMs / 1000)} s.`,
       );
-    const idTaken = () =>
-      refuse('INVALID_PARAMETERS', `A transfer with id ${id} exists already.`, '/data/id');
     // A preview answers what the request would: a used id is refused for it too.
-    if (money.idTaken) throw idTaken();
+    if (money.idTaken) throw idTaken(id);
     const shares = fundFifo(money.fundable, request.amountMinor);
     if (!shares)
-      throw new Error(
-        `ledger and paychecks disagree: earnings balance ${origin.id} is not covered by its paychecks`,
-      );
-    const system = await this.#options.ledger.existingIn(tx, terms.organizationId, currency);
+      throw new Error(`earnings balance ${origin.id}: its open paychecks do not add up to its balance`);
+    const system = await this.#options.ledger.existingIn(runner, terms.organizationId, currency);
     if (!system || !context.balanceLedgerId)
       throw new Error(`earnings balance ${origin.id} has money but its employer has no ledger accounts`);
     const delivered = request.amountMinor - fee;
@@ -240,8 +291,8 @@ export class TransferService {
       currency,
     }));
     const view = { row, sources, preview: request.preview };
-    if (request.preview) return view;
-    const written = await writeAdvance(tx, row, sources, {
+    if (request.preview) return { view, writes: [] };
+    const write = writeAdvanceStatement(this.#options.db, row, sources, {
       kind: 'ADVANCE_SUBMITTED',
       transferId: id,
       postedAt: now,
@@ -261,9 +312,12 @@ export class TransferService {
         { ledgerAccountId: system.FEE_REVENUE, direction: 'CREDIT', amountMinor: fee, currency },
       ],
     });
-    if (!written) throw idTaken();
-    return view;
+    return { view, writes: [write] };
   }
+}
+
+function idTaken(id: string): AppError {
+  return refuse('INVALID_PARAMETERS', `A transfer with id ${id.toLowerCase()} exists already.`, '/data/id');
 }
 
 /** The destination sent, else the job's default depository; it must be the person's live bank account or card. */
