@@ -74,6 +74,12 @@ export async function openBenchSchema(
   };
 }
 
+/** Fresh statistics for the tables an advance reads, as autovacuum keeps them on a running system. */
+export async function analyzeMoneyTables(db: Database['db']): Promise<void> {
+  await sql`analyze people, accounts, jobs, organizations, organization_policies, paychecks, transfers,
+    funding_sources, ledger_accounts, ledger_postings, ledger_entries, idempotency_keys`.execute(db);
+}
+
 /** One employer whose policy lets each worker take many advances a day: only the work of an advance is measured. */
 export async function createBenchEmployer(db: Database['db']): Promise<string> {
   const { rows } = await sql<{ id: string }>`insert into organizations (id, name, products)

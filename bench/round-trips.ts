@@ -9,8 +9,10 @@ export interface StatementCost {
 
 export interface RoundTripProfile {
   requestMs: number;
+  statementsPerRequest: number;
+  /** Statements sent while none was in flight: a batch of statements sent together is one round trip. */
   roundTripsPerRequest: number;
-  /** Time spent waiting for PostgreSQL, per request (statements run one after another within a request). */
+  /** Time with at least one statement in flight, per request. */
   databaseMsPerRequest: number;
   statements: StatementCost[];
 }
@@ -21,20 +23,29 @@ function labelOf(text: string): string {
 
 /**
  * Runs `requests` requests one after another and times every statement sent to PostgreSQL meanwhile, by wrapping
- * the driver's query method for the duration. One request at a time, so the time between statements is the
- * application's own (routing, validation, JSON, the driver) and the time inside them is the database's.
+ * the driver's query method for the duration. One request at a time, so the time with no statement in flight is
+ * the application's own (routing, validation, JSON, the driver) and the rest is the database's. A statement's time
+ * runs from when it was handed to the driver until its answer: in a batch, that includes the statements before it.
  */
 export async function profileRoundTrips(
   requests: number,
   request: (index: number) => Promise<void>,
 ): Promise<RoundTripProfile> {
   const costs = new Map<string, { calls: number; ms: number }>();
+  let inFlight = 0;
+  let roundTrips = 0;
+  let waitingSince = 0;
+  let databaseMs = 0;
   const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = prototype.query;
   prototype.query = function (this: unknown, ...args: unknown[]) {
     const first = args[0] as string | { text?: string } | undefined;
     const text = typeof first === 'string' ? first : (first?.text ?? '?');
     const started = performance.now();
+    if (inFlight++ === 0) {
+      roundTrips += 1;
+      waitingSince = started;
+    }
     const result = original.apply(this, args);
     const record = () => {
       const label = labelOf(text);
@@ -42,6 +53,7 @@ export async function profileRoundTrips(
       cost.calls += 1;
       cost.ms += performance.now() - started;
       costs.set(label, cost);
+      if (--inFlight === 0) databaseMs += performance.now() - waitingSince;
     };
     if (result instanceof Promise) result.then(record, record);
     return result;
@@ -62,8 +74,9 @@ export async function profileRoundTrips(
     .sort((a, b) => b.msPerRequest - a.msPerRequest);
   return {
     requestMs,
-    roundTripsPerRequest: statements.reduce((sum, s) => sum + s.callsPerRequest, 0),
-    databaseMsPerRequest: statements.reduce((sum, s) => sum + s.msPerRequest, 0),
+    statementsPerRequest: statements.reduce((sum, s) => sum + s.callsPerRequest, 0),
+    roundTripsPerRequest: roundTrips / requests,
+    databaseMsPerRequest: databaseMs / requests,
     statements,
   };
 }
