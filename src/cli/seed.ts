@@ -1,9 +1,17 @@
 import { loadConfig } from '../config.ts';
-import { demoCredentials, seedDemoDataOnce } from '../seed/demo.ts';
+import { type DemoSeedOutcome, describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
 import { GENERATED_PEOPLE_MAX, seedGeneratedPeople } from '../seed/generated.ts';
 import { type Command, positiveInteger, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
+
+/** The `demo` field of `ewa seed --json`. */
+const DEMO_OUTCOME_WORDS: Record<DemoSeedOutcome, string> = {
+  SEEDED: 'seeded',
+  FINISHED: 'finished',
+  PRESENT: 'already-present',
+  BEING_MADE: 'being-made',
+};
 
 export const seedCommand: Command = {
   name: 'seed',
@@ -31,14 +39,11 @@ export const seedCommand: Command = {
       context,
       async ({ database }) => {
         if (people === undefined) {
-          const seeded = await seedDemoDataOnce(database.db, new Date(), config);
-          if (flags.json)
-            writeLine(context.stdout, JSON.stringify({ demo: seeded ? 'seeded' : 'already-present' }));
-          else
-            writeLine(
-              context.stdout,
-              seeded ? `Seeded the demo data.\n${demoCredentials()}` : 'The demo data is already there.',
-            );
+          const outcome = await seedDemoDataOnce(database.db, new Date(), config, {
+            soleProcess: database.kind === 'pglite',
+          });
+          if (flags.json) writeLine(context.stdout, JSON.stringify({ demo: DEMO_OUTCOME_WORDS[outcome] }));
+          else writeLine(context.stdout, describeDemoSeed(outcome));
           return 0;
         }
         const started = performance.now();

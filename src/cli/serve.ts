@@ -1,6 +1,6 @@
 import { moneyJobs } from '../jobs/money-jobs.ts';
 import { Scheduler } from '../jobs/scheduler.ts';
-import { demoCredentials, seedDemoDataOnce } from '../seed/demo.ts';
+import { demoHistoryJob, describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
 import { buildServer } from '../server.ts';
 import { type Command, writeLine } from './command.ts';
 import { openMigratedDatabase } from './open-database.ts';
@@ -18,8 +18,11 @@ export const serveCommand: Command = {
   options: {},
   async run(_flags, _positionals, context) {
     const { config, database } = await openMigratedDatabase(context);
-    if (config.seedDemoData && (await seedDemoDataOnce(database.db, new Date(), config))) {
-      writeLine(context.stdout, `Seeded the sandbox demo data (first start).\n${demoCredentials()}`);
+    if (config.seedDemoData) {
+      // The embedded database is this process's alone (its data directory is locked): nobody else seeds it.
+      const soleProcess = database.kind === 'pglite';
+      const outcome = await seedDemoDataOnce(database.db, new Date(), config, { soleProcess });
+      if (outcome !== 'PRESENT') writeLine(context.stdout, describeDemoSeed(outcome));
     }
     const servers = await buildServer(config, { database });
     const apps = [servers.api, servers.auth, servers.payments];
@@ -31,6 +34,7 @@ export const serveCommand: Command = {
       tickMs: config.money.schedulerTickMs,
     });
     for (const job of moneyJobs(servers.money, config)) scheduler.register(job);
+    if (config.seedDemoData) scheduler.register(demoHistoryJob(database.db, config));
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;

@@ -37,62 +37,100 @@ const ADVANCE_SETTLED_MINOR = 5_000;
 const ADVANCE_FAILED_MINOR = 1_313;
 const ADVANCE_PENDING_MINOR = 1_000;
 
+/** One step of the demo history: its own transactions, safe to run again after it or a later step ran. */
+export interface DemoHistoryStep {
+  name: string;
+  run(): Promise<void>;
+}
+
 /**
- * Gives every demo worker a history made by the real money services, relative to `now`: a past pay period that was
- * worked, advanced from (one advance SETTLED, one FAILED) and paid (its paycheck DEPOSITED), and the open period
- * with shifts through today and one advance still PENDING. Each step runs at the instant it would have happened,
- * so postings, transfers and paychecks carry believable dates, and the 24-hour limits see what they would have.
+ * The steps that give every demo worker a history made by the real money services, relative to `now`: a past pay
+ * period that was worked, advanced from (one advance SETTLED, one FAILED) and paid (its paycheck DEPOSITED), and the
+ * open period with shifts through today and one advance still PENDING. Each step runs at the instant it would have
+ * happened, so postings, transfers and paychecks carry believable dates, and the 24-hour limits see what they would
+ * have. Every step can be run again (shifts by their ids, advances by theirs, payroll and settlement do only what
+ * is left), so a history cut off at any point is finished by running all the steps again with the same `now`.
  */
-export async function seedDemoHistory(
+export function demoHistorySteps(
   core: MoneyCore,
   calendar: PayCalendar,
   workers: readonly DemoWorker[],
   now: Date,
-): Promise<void> {
+): DemoHistoryStep[] {
   const today = localDateOf(now, calendar.timeZone);
   const current = payPeriodContaining(calendar, today);
   const past = lastPeriodPaidBy(core, calendar, current, now);
   const at = (day: string, hours: number) =>
     new Date(startOfLocalDay(day, calendar.timeZone).getTime() + hours * HOUR_MS);
-
   // The past period: two days worked, two advances on the second evening (the rail resolves them the next
   // business day, when settlement runs), then the rest of the period.
   const secondDay = addDays(past.firstDay, 1);
   const advancedAt = at(secondDay, 18);
-  await recordDays(core, workers, weekdaysBetween(past.firstDay, secondDay), 0, at(secondDay, 17));
-  // Workers are independent (each advance locks its own person), so theirs are made side by side.
-  const settleAfter = await Promise.all(
-    workers.map(async (worker) => [
-      await advance(core, worker, worker.advanceIds.settled, ADVANCE_SETTLED_MINOR, advancedAt),
-      await advance(
-        core,
-        worker,
-        worker.advanceIds.failed,
-        ADVANCE_FAILED_MINOR,
-        new Date(advancedAt.getTime() + 10 * 60_000),
-      ),
-    ]),
-  );
-  const resolvedAt = new Date(Math.max(...settleAfter.flat().map((instant) => instant.getTime())));
-  await settleDue(core.db, core.ledger, core.rail, resolvedAt);
-  await recordDays(
-    core,
-    workers,
-    weekdaysBetween(addDays(secondDay, 1), past.lastDay),
-    0,
-    at(past.lastDay, 20),
-  );
-  // Payday as the scheduler runs it (01:00 local after the period), then the deposit when the rail delivers.
-  const payrollAt = payrollInstant(past);
-  await runPayroll(core.db, core.ledger, core.rail, payrollAt);
-  await settleDue(core.db, core.ledger, core.rail, depositInstant(core, past));
-
-  // The open period: shifts through today, and an advance made now that settles next business day.
   const days = weekdaysBetween(current.firstDay, today);
-  await recordDays(core, workers, days.length > 0 ? days : [today], CURRENT_GROSS_MIN_MINOR, now);
-  await Promise.all(
-    workers.map((worker) => advance(core, worker, worker.advanceIds.pending, ADVANCE_PENDING_MINOR, now)),
-  );
+  return [
+    {
+      name: 'past period: first two days worked',
+      run: () => recordDays(core, workers, weekdaysBetween(past.firstDay, secondDay), 0, at(secondDay, 17)),
+    },
+    {
+      name: 'past period: two advances, resolved by the rail',
+      run: async () => {
+        // Workers are independent (each advance locks its own person), so theirs are made side by side.
+        const settleAfter = await Promise.all(
+          workers.map(async (worker) => [
+            await advance(core, worker, worker.advanceIds.settled, ADVANCE_SETTLED_MINOR, advancedAt),
+            await advance(
+              core,
+              worker,
+              worker.advanceIds.failed,
+              ADVANCE_FAILED_MINOR,
+              new Date(advancedAt.getTime() + 10 * 60_000),
+            ),
+          ]),
+        );
+        const resolvedAt = new Date(Math.max(...settleAfter.flat().map((instant) => instant.getTime())));
+        await settleDue(core.db, core.ledger, core.rail, resolvedAt);
+      },
+    },
+    {
+      name: 'past period: the other days worked',
+      run: () =>
+        recordDays(
+          core,
+          workers,
+          weekdaysBetween(addDays(secondDay, 1), past.lastDay),
+          0,
+          at(past.lastDay, 20),
+        ),
+    },
+    {
+      // Payday as the scheduler runs it (01:00 local after the period).
+      name: 'past period: payday',
+      run: async () => {
+        await runPayroll(core.db, core.ledger, core.rail, payrollInstant(past));
+      },
+    },
+    {
+      name: 'past period: the pay arrives',
+      run: async () => {
+        await settleDue(core.db, core.ledger, core.rail, depositInstant(core, past));
+      },
+    },
+    {
+      name: 'open period: shifts through today',
+      run: () => recordDays(core, workers, days.length > 0 ? days : [today], CURRENT_GROSS_MIN_MINOR, now),
+    },
+    {
+      name: 'open period: an advance made now, settled next business day',
+      run: async () => {
+        await Promise.all(
+          workers.map((worker) =>
+            advance(core, worker, worker.advanceIds.pending, ADVANCE_PENDING_MINOR, now),
+          ),
+        );
+      },
+    },
+  ];
 }
 
 /**
@@ -159,8 +197,8 @@ async function recordDays(
 }
 
 /**
- * An advance to the worker's bank account, next business day (free for bank accounts by default); returns when the
- * rail resolves it.
+ * An advance to the worker's bank account, next business day (free for bank accounts by default), unless one with
+ * this id was made already; returns when the rail resolves it.
  */
 async function advance(
   core: MoneyCore,
@@ -169,6 +207,12 @@ async function advance(
   amountMinor: number,
   submittedAt: Date,
 ): Promise<Date> {
+  const made = await core.db
+    .selectFrom('transfers')
+    .select('settle_after')
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (made) return made.settle_after ?? submittedAt;
   const request: TransferRequest = {
     id,
     amountMinor,

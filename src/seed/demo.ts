@@ -6,10 +6,17 @@ import { type Tx, withTransaction } from '../db/transaction.ts';
 import { createMoneyCore } from '../earnings/money-core.ts';
 import type { PayCalendar } from '../earnings/pay-periods.ts';
 import { salaryPerWorkingDayMinor } from '../earnings/paycheck-math.ts';
+import { claimRun, finishRun } from '../jobs/scheduled-run.ts';
+import type { ScheduledJob } from '../jobs/scheduler.ts';
 import { insertClient } from '../oauth/clients.ts';
 import { BankAccountSecrets } from '../resources/accounts/bank-account-secrets.ts';
 import { insertDemoBankAccount } from './demo-bank-account.ts';
-import { DEMO_SHIFT_HOURS, type DemoWorker, seedDemoHistory } from './demo-history.ts';
+import {
+  DEMO_SHIFT_HOURS,
+  type DemoHistoryStep,
+  type DemoWorker,
+  demoHistorySteps as historySteps,
+} from './demo-history.ts';
 
 /** Fixed ids, so that the README's walk-through and scripts can name demo records. */
 export const DEMO = {
@@ -138,15 +145,47 @@ export function demoWorkerIds(personId: string) {
   };
 }
 
+/** The scheduled-runs row that records the demo history as made (DONE), being made (RUNNING) or cut off. */
+const DEMO_HISTORY_RUN = { job: 'demo-history', key: 'once' } as const;
 /**
- * Seeds the sandbox demo data once per database; returns false when it was there already. The people, jobs,
- * accounts and clients are written with the claim in one transaction; the money history is then made by the
- * money services, each step in its own transactions (they cannot run inside another), by the process that won
- * the claim. `config` gives the master key that seals the demo bank account numbers and the money settings; the
- * sandbox defaults when not given.
+ * Making the demo history takes seconds; a RUNNING claim older than this was left by a process that died, and the
+ * next start finishes it. On the embedded database only one process can be running, so it finishes it at once.
  */
-export async function seedDemoDataOnce(db: Db, now: Date, config: Config = loadConfig({})): Promise<boolean> {
-  const claimed = await withTransaction(db, async (tx) => {
+export const DEMO_HISTORY_STALE_MS = 2 * 60_000;
+
+export interface DemoSeedOptions {
+  /** No other process can be using the database (the embedded one): a history left RUNNING was cut off. */
+  soleProcess?: boolean;
+}
+
+/**
+ * What seeding found and did: SEEDED the demo data, or FINISHED a history that a process cut off; or PRESENT, made
+ * already; or BEING_MADE by another process (or cut off less than DEMO_HISTORY_STALE_MS ago, and finished later).
+ */
+export type DemoSeedOutcome = 'SEEDED' | 'FINISHED' | 'PRESENT' | 'BEING_MADE';
+
+/**
+ * Seeds the sandbox demo data once per database. The people, jobs, accounts and clients are written with the claim
+ * in one transaction (claimDemoData); the money history is then made by the money services (finishDemoHistory),
+ * whose steps run in transactions of their own and can each be run again, so a history cut off by a crash is
+ * finished by the next start. `config` gives the master key that seals the demo bank account numbers and the money
+ * settings; the sandbox defaults when not given.
+ */
+export async function seedDemoDataOnce(
+  db: Db,
+  now: Date,
+  config: Config = loadConfig({}),
+  options: DemoSeedOptions = {},
+): Promise<DemoSeedOutcome> {
+  const claimed = await claimDemoData(db, now, config);
+  const history = await finishDemoHistory(db, now, config, options);
+  if (history === 'MADE') return claimed ? 'SEEDED' : 'FINISHED';
+  return history;
+}
+
+/** Writes the demo organizations, people, jobs, accounts and clients with the claim, unless claimed already. */
+export async function claimDemoData(db: Db, now: Date, config: Config): Promise<boolean> {
+  return withTransaction(db, async (tx) => {
     const claim = await tx
       .insertInto('app_settings')
       .values({ key: DEMO_SETTING, value: JSON.stringify(now.toISOString()) })
@@ -157,13 +196,96 @@ export async function seedDemoDataOnce(db: Db, now: Date, config: Config = loadC
     await insertDemoData(tx, config, now);
     return true;
   });
-  if (!claimed) return false;
-  await seedDemoHistory(createMoneyCore(db, config), DEMO_CALENDAR, demoWorkers(), now);
+}
+
+/**
+ * Makes the demo workers' money history, as of the instant the demo data was claimed, unless it is made already or
+ * another living process is making it. Its claim is a scheduled run (claimRun), so that one process makes it
+ * however many start at once.
+ */
+async function finishDemoHistory(
+  db: Db,
+  now: Date,
+  config: Config,
+  options: DemoSeedOptions = {},
+): Promise<'MADE' | 'PRESENT' | 'BEING_MADE'> {
+  if (!(await demoSeededAt(db))) throw new Error('The demo history is made after the demo data is claimed.');
+  const staleAfterMs = options.soleProcess ? 1 : DEMO_HISTORY_STALE_MS;
+  const { job, key } = DEMO_HISTORY_RUN;
+  if (!(await claimRun(db, job, key, now, staleAfterMs))) {
+    const run = await db
+      .selectFrom('scheduled_runs')
+      .select('state')
+      .where('job_name', '=', job)
+      .where('run_key', '=', key)
+      .executeTakeFirst();
+    return run?.state === 'DONE' ? 'PRESENT' : 'BEING_MADE';
+  }
+  let steps: number;
+  try {
+    steps = await makeDemoHistory(db, config);
+  } catch (error) {
+    await finishRun(db, job, key, new Date(), 'FAILED', { error: String(error) }, now);
+    throw error;
+  }
+  await finishRun(db, job, key, new Date(), 'DONE', { steps }, now);
+  return 'MADE';
+}
+
+/**
+ * The scheduled job that finishes a demo history whose process died while making it (on PostgreSQL, where other
+ * processes may be running, its claim must first be DEMO_HISTORY_STALE_MS old). A made history is DONE, so the job
+ * does nothing after that.
+ */
+export function demoHistoryJob(db: Db, config: Config): ScheduledJob {
+  return {
+    name: DEMO_HISTORY_RUN.job,
+    runKeyAt: () => DEMO_HISTORY_RUN.key,
+    staleAfterMs: DEMO_HISTORY_STALE_MS,
+    run: async () => ({ steps: await makeDemoHistory(db, config) }),
+  };
+}
+
+/** Runs every step of the demo history as of the claim's instant; returns how many (none before the claim). */
+async function makeDemoHistory(db: Db, config: Config): Promise<number> {
+  const seededAt = await demoSeededAt(db);
+  if (!seededAt) return 0;
+  const steps = demoHistorySteps(seededAt, config, db);
+  await withHistoryStates(db, async () => {
+    for (const step of steps) await step.run();
+  });
+  return steps.length;
+}
+
+/** The steps of the demo history as of `seededAt` (see demo-history.ts); exported for the resumption test. */
+export function demoHistorySteps(seededAt: Date, config: Config, db: Db): DemoHistoryStep[] {
+  return historySteps(createMoneyCore(db, config), DEMO_CALENDAR, demoWorkers(), seededAt);
+}
+
+/**
+ * Runs `work` with every demo worker without a state of residence given one, since advances need it, and takes it
+ * away again afterwards: Emery stays the sandbox's worker without one (MISSING_STATE_OF_RESIDENCE), with a history.
+ */
+export async function withHistoryStates(db: Db, work: () => Promise<void>): Promise<void> {
   const stateless = DEMO.people.filter((person) => person.state === null).map((person) => person.id);
-  // Emery stays the sandbox's worker without a state of residence (MISSING_STATE_OF_RESIDENCE), with a history.
+  if (stateless.length > 0)
+    await db
+      .updateTable('people')
+      .set({ state_of_residence: HISTORY_STATE })
+      .where('id', 'in', stateless)
+      .execute();
+  await work();
   if (stateless.length > 0)
     await db.updateTable('people').set({ state_of_residence: null }).where('id', 'in', stateless).execute();
-  return true;
+}
+
+async function demoSeededAt(db: Db): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('app_settings')
+    .select('value')
+    .where('key', '=', DEMO_SETTING)
+    .executeTakeFirst();
+  return row ? new Date(row.value as string) : undefined;
 }
 
 function demoWorkers(): DemoWorker[] {
@@ -210,8 +332,7 @@ async function insertDemoData(tx: Tx, config: Config, now: Date): Promise<void> 
         email: person.email,
         first_name: person.first,
         last_name: person.last,
-        // A worker without a state gets one while its history is made (advances need it); see seedDemoDataOnce.
-        state_of_residence: person.state ?? HISTORY_STATE,
+        state_of_residence: person.state,
         password_hash: passwordHash,
       })
       .execute();
@@ -287,6 +408,23 @@ export function dailyEarningsMinor(rateMinor: number, frequency: string): number
   return frequency === 'HOURLY'
     ? rateMinor * DEMO_SHIFT_HOURS
     : salaryPerWorkingDayMinor(rateMinor, frequency);
+}
+
+/** What seeding did, in words for the console; the credentials when the demo data is there to try. */
+export function describeDemoSeed(outcome: DemoSeedOutcome): string {
+  switch (outcome) {
+    case 'SEEDED':
+      return `Seeded the sandbox demo data.\n${demoCredentials()}`;
+    case 'FINISHED':
+      return `Finished the sandbox demo data's money history, which an earlier start had cut off.\n${demoCredentials()}`;
+    case 'PRESENT':
+      return 'The sandbox demo data is already there.';
+    case 'BEING_MADE':
+      return (
+        "The sandbox demo data's money history is being made by another process, or was cut off less than " +
+        `${DEMO_HISTORY_STALE_MS / 60_000} minutes ago; a running \`ewa serve\` finishes it after that.`
+      );
+  }
 }
 
 /** What a developer needs to try the sandbox, printed when the demo data is loaded. */

@@ -11,9 +11,9 @@ import { openTestDatabase } from '../helpers/test-database.ts';
 /** Seeds at `now` (twice: the second call finds the claim) and checks what every demo worker must have. */
 async function checkDemoWorkers(t: TestContext, now: Date): Promise<Db> {
   const { db } = await openTestDatabase(t);
-  assert.equal(await seedDemoDataOnce(db, now), true);
+  assert.equal(await seedDemoDataOnce(db, now), 'SEEDED');
   const transfersBefore = await db.selectFrom('transfers').select('id').execute();
-  assert.equal(await seedDemoDataOnce(db, now), false);
+  assert.equal(await seedDemoDataOnce(db, now), 'PRESENT');
   assert.equal((await db.selectFrom('transfers').select('id').execute()).length, transfersBefore.length);
   const people = await db.selectFrom('people').select(['id', 'state_of_residence']).execute();
   assert.equal(people.length, DEMO.people.length);
