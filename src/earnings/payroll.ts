@@ -49,10 +49,11 @@ interface PayrollRow {
 }
 
 /**
- * Payday. Closes every pay period that has ended (ESTIMATED → PROCESSING), then pays each PROCESSING paycheck:
- * the share of it still in the earnings balance leaves the balance (which returns to zero for that period), the
- * employer funds the net pay, and net pay − total_debited goes to the job's default depository (the default card
- * when there is none) through the rail: IN_TRANSIT until the rail delivers, then DEPOSITED (settlement job).
+ * Payday. Closes every pay period that has ended (ESTIMATED → PROCESSING, closeEndedPeriods), then pays each
+ * PROCESSING paycheck: the share of it still in the earnings balance leaves the balance (which returns to zero for
+ * that period), the employer funds the net pay, and net pay − total_debited goes to the job's default depository
+ * (the default card when there is none) through the rail: IN_TRANSIT until the rail delivers, then DEPOSITED
+ * (settlement job).
  *
  * Idempotent and resumable: each batch is one transaction that moves its paychecks out of PROCESSING together with
  * their postings, so a second run, or a run after a crash, finds only what is left and never pays twice.
@@ -65,14 +66,7 @@ export async function runPayroll(
   options: { batchSize?: number; onProgress?: PayrollProgress } = {},
 ): Promise<PayrollReport> {
   const batchSize = options.batchSize ?? 1000;
-  const at = now.toISOString();
-  // pay_period_ends_at is the last day's local midnight (the wire's meaning); the period ends a local day later.
-  const closed = await sql`update paychecks p set status = 'PROCESSING', updated_at = ${at}::timestamptz
-    from jobs j join organization_policies o on o.organization_id = j.organization_id
-    where p.job_id = j.id and p.status = 'ESTIMATED'
-      and ((p.pay_period_ends_at at time zone o.time_zone) + interval '1 day') at time zone o.time_zone
-        <= ${at}::timestamptz`.execute(db);
-  const report: PayrollReport = { closed: Number(closed.numAffectedRows ?? 0), paid: 0, held: 0 };
+  const report: PayrollReport = { closed: await closeEndedPeriods(db, now, batchSize), paid: 0, held: 0 };
   const { rows: count } = await sql<{ n: number }>`select count(*)::integer as n from paychecks
     where status = 'PROCESSING'`.execute(db);
   const total = Number(count[0]?.n ?? 0);
@@ -99,6 +93,41 @@ export async function runPayroll(
     options.onProgress?.(Math.min(done, total), total);
   }
   return report;
+}
+
+/**
+ * Moves every paycheck whose pay period has ended from ESTIMATED to PROCESSING, a page at a time (by id, over the
+ * ESTIMATED paychecks only), each page in one transaction that first locks its people in id order as advances and
+ * imports do, so that closing can never deadlock with them. Returns how many it closed.
+ */
+async function closeEndedPeriods(db: Db, now: Date, batchSize: number): Promise<number> {
+  const at = now.toISOString();
+  // pay_period_ends_at is the last day's local midnight (the wire's meaning); the period ends a local day later,
+  // so it has ended only if pay_period_ends_at is past too (which lets the index narrow the scan).
+  const ended = sql`p.status = 'ESTIMATED' and p.pay_period_ends_at <= ${at}::timestamptz
+    and ((p.pay_period_ends_at at time zone o.time_zone) + interval '1 day') at time zone o.time_zone
+      <= ${at}::timestamptz`;
+  let closed = 0;
+  let after = '00000000-0000-0000-0000-000000000000';
+  for (;;) {
+    const { rows: page } = await sql<{ id: string; person_id: string }>`select p.id, p.person_id
+      from paychecks p join jobs j on j.id = p.job_id
+        join organization_policies o on o.organization_id = j.organization_id
+      where p.id > ${after}::uuid and ${ended}
+      order by p.id limit ${batchSize}`.execute(db);
+    if (page.length === 0) return closed;
+    after = page[page.length - 1]!.id;
+    closed += await withTransaction(db, async (tx) => {
+      await lockPeople(
+        tx,
+        page.map((row) => row.person_id),
+      );
+      // Under the locks, and only what is still ESTIMATED: another run may have closed some meanwhile.
+      const result = await sql`update paychecks p set status = 'PROCESSING', updated_at = ${at}::timestamptz
+        where p.id = any(${page.map((row) => row.id)}::uuid[]) and p.status = 'ESTIMATED'`.execute(tx);
+      return Number(result.numAffectedRows ?? 0);
+    });
+  }
 }
 
 async function loadPayrollRows(db: Db | Tx, batch: readonly Candidate[]): Promise<PayrollRow[]> {

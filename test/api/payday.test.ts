@@ -5,6 +5,7 @@ import { runPayroll } from '../../src/earnings/payroll.ts';
 import { settleDue } from '../../src/earnings/settlement.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { createOrganization, createWorker, restClient, workerToken } from '../helpers/factories.ts';
 import {
   addBankAccount,
@@ -17,6 +18,7 @@ import {
   postTransfer,
   recordShift,
 } from '../helpers/money.ts';
+import { onPostgres } from '../helpers/test-database.ts';
 
 /**
  * Payday through the real services: earnings, advances and their settlement, then payroll pays each closed
@@ -292,4 +294,58 @@ test('an advance taken after the period closed, before payday, is funded by the 
   assert.equal(paid!.payout_minor, 25_000);
   assert.equal(await availableMinor(worker), 0);
   assert.deepEqual(await checkLedgerInvariants(app.database.db), []);
+});
+
+test("payroll closes a worker's ended period only under that person's lock, the lock advances take first", {
+  skip:
+    !onPostgres &&
+    'the embedded database runs one transaction at a time, so nothing can hold a lock meanwhile',
+}, async (t) => {
+  const { app, payroll } = await movingClockApp(t);
+  const worker = await createPaidWorker(app);
+  await recordShift(app, worker.jobId, 20_000, FIXED_NOW);
+  const { db } = app.database;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked!: () => void;
+  const lockTaken = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  // Another transaction (an advance, say) holds the person's row.
+  const holder = db.transaction().execute(async (tx) => {
+    await sql`select id from people where id = ${worker.personId}::uuid for update`.execute(tx);
+    locked();
+    await released;
+  });
+  await lockTaken;
+  const run = payroll(PERIOD_ENDED);
+  try {
+    const waitingOnLock = async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query like '%for update%'`.execute(
+        db,
+      );
+      return Number(rows[0]!.n) > 0;
+    };
+    await eventually(waitingOnLock, 10_000);
+    assert.equal(await waitingOnLock(), true, 'payroll waits for the person before it closes the period');
+    assert.deepEqual(
+      (await paychecksOfJob(app, worker.jobId)).map((paycheck) => paycheck.status),
+      ['ESTIMATED'],
+      'not closed while the person is locked',
+    );
+  } finally {
+    release();
+    await holder;
+  }
+  const report = await run;
+  assert.equal(report.closed, 1);
+  assert.equal(report.paid, 1);
+  assert.deepEqual(
+    (await paychecksOfJob(app, worker.jobId)).map((paycheck) => paycheck.status),
+    ['IN_TRANSIT'],
+  );
+  assert.deepEqual(await checkLedgerInvariants(db), []);
 });
