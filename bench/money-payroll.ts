@@ -110,7 +110,8 @@ export async function payrollScenario(options: { workers: number; advances: numb
     const advanced = workers
       .filter((_, index) => index % Math.max(1, Math.round(workers.length / options.advances)) === 0)
       .slice(0, options.advances);
-    await takeAdvances(money, advanced, 8);
+    const advances = await profiled(sessionNameOf(bench.schema), () => takeAdvances(money, advanced, 8));
+    profiles.push({ title: 'the seeded advances', run: advances });
     const advanceSeconds = seconds(started);
     rows.push(
       `| seed: advances of ${ADVANCE_MINOR / 100} USD, \`TransferService.create\`, 8 at a time | ${format(advanced.length)} advances | ${advanceSeconds.toFixed(1)} s | ${format(Math.round(advanced.length / advanceSeconds))} advances/s |`,
