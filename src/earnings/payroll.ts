@@ -96,27 +96,29 @@ export async function runPayroll(
 }
 
 /**
- * Moves every paycheck whose pay period has ended from ESTIMATED to PROCESSING, a page at a time (by id, over the
- * ESTIMATED paychecks only), each page in one transaction that first locks its people in id order as advances and
- * imports do, so that closing can never deadlock with them. Returns how many it closed.
+ * Moves every paycheck whose pay period has ended from ESTIMATED to PROCESSING, a page at a time, each page in one
+ * transaction that first locks its people in id order, as advances and imports do. A single UPDATE over all of
+ * them would lock paychecks in scan order, and could deadlock with an advance that debits two paychecks, or an
+ * import that touches several, while holding the lock of one. Returns how many it closed.
+ *
+ * A page is any ended ESTIMATED paychecks, in no order: a closed paycheck leaves that set, so the loop ends when it
+ * is empty. Asking for an order by id made PostgreSQL, without statistics, read and sort every ESTIMATED paycheck
+ * for each page.
  */
 async function closeEndedPeriods(db: Db, now: Date, batchSize: number): Promise<number> {
   const at = now.toISOString();
-  // pay_period_ends_at is the last day's local midnight (the wire's meaning); the period ends a local day later,
-  // so it has ended only if pay_period_ends_at is past too (which lets the index narrow the scan).
-  const ended = sql`p.status = 'ESTIMATED' and p.pay_period_ends_at <= ${at}::timestamptz
-    and ((p.pay_period_ends_at at time zone o.time_zone) + interval '1 day') at time zone o.time_zone
-      <= ${at}::timestamptz`;
   let closed = 0;
-  let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
+    // pay_period_ends_at is the last day's local midnight (the wire's meaning); the period ends a local day later,
+    // so it has ended only if pay_period_ends_at is past too: a plain comparison that an index can serve.
     const { rows: page } = await sql<{ id: string; person_id: string }>`select p.id, p.person_id
       from paychecks p join jobs j on j.id = p.job_id
         join organization_policies o on o.organization_id = j.organization_id
-      where p.id > ${after}::uuid and ${ended}
-      order by p.id limit ${batchSize}`.execute(db);
+      where p.status = 'ESTIMATED' and p.pay_period_ends_at <= ${at}::timestamptz
+        and ((p.pay_period_ends_at at time zone o.time_zone) + interval '1 day') at time zone o.time_zone
+          <= ${at}::timestamptz
+      limit ${batchSize}`.execute(db);
     if (page.length === 0) return closed;
-    after = page[page.length - 1]!.id;
     closed += await withTransaction(db, async (tx) => {
       await lockPeople(
         tx,

@@ -296,7 +296,7 @@ test('an advance taken after the period closed, before payday, is funded by the 
   assert.deepEqual(await checkLedgerInvariants(app.database.db), []);
 });
 
-test("payroll closes a worker's ended period only under that person's lock, the lock advances take first", {
+test("payroll closes a worker's ended period only under that person's lock, taken first as advances do", {
   skip:
     !onPostgres &&
     'the embedded database runs one transaction at a time, so nothing can hold a lock meanwhile',
@@ -314,8 +314,11 @@ test("payroll closes a worker's ended period only under that person's lock, the 
     locked = resolve;
   });
   // Another transaction (an advance, say) holds the person's row.
+  let holderPid = 0;
   const holder = db.transaction().execute(async (tx) => {
-    await sql`select id from people where id = ${worker.personId}::uuid for update`.execute(tx);
+    const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid from people
+      where id = ${worker.personId}::uuid for update`.execute(tx);
+    holderPid = rows[0]!.pid;
     locked();
     await released;
   });
@@ -324,9 +327,7 @@ test("payroll closes a worker's ended period only under that person's lock, the 
   try {
     const waitingOnLock = async () => {
       const { rows } = await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock' and query like '%for update%'`.execute(
-        db,
-      );
+        where ${holderPid}::integer = any(pg_blocking_pids(pid))`.execute(db);
       return Number(rows[0]!.n) > 0;
     };
     await eventually(waitingOnLock, 10_000);

@@ -116,9 +116,9 @@ interface MoneyStateRow {
  * The money state of an advance in one statement, sent after the context statement in the same batch: a statement
  * takes its snapshot when it starts, so this one sees everything committed before the person's lock was granted,
  * where a statement that waited for the lock would read the other tables as they were before it waited. It finds
- * the job and destination from the origin by itself, as the context statement does. The job and destination are
- * compared as scalar subqueries (one value each) so that the plan looks up the job's paychecks by index even when the
- * tables have no statistics yet: a join to the CTE, planned without them, once scanned every open paycheck.
+ * the job and destination from the origin by itself, as the context statement does. They are compared as scalar
+ * subqueries (one value each), so that the plan looks the job's paychecks up by index even on tables never analyzed:
+ * a join to the CTE, planned without statistics, hash-joined every open paycheck.
  *
  * The balance is the sum of the open paychecks' untaken shares, not a sum over the ledger: the two are equal by
  * invariant (ledger/invariants.ts, checked after every step of the property test), and this sum is bounded by the
@@ -150,15 +150,16 @@ export function moneyStateStatement(
         and a.account_type = 'EARNINGS_BALANCE')
     select r.recent_count, r.recent_minor,
       (${twinSince} is not null and exists (select 1 from transfers t
-        where t.destination_account_id = (select destination_id from origin) and t.person_id = ${person} and t.amount_minor = ${input.amountMinor}
-          and t.origin_account_id is not null and t.status <> 'FAILED' and t.submitted_at > ${twinSince})) as twin,
+        where t.destination_account_id = (select destination_id from origin) and t.person_id = ${person}
+          and t.amount_minor = ${input.amountMinor} and t.origin_account_id is not null and t.status <> 'FAILED' and t.submitted_at > ${twinSince})) as twin,
       (${input.clientId ?? null}::uuid is not null
         and exists (select 1 from transfers where id = ${input.clientId ?? null}::uuid)) as id_taken,
       coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor)
           order by f.pay_period_starts_at, f.id)
         from (select p.id, p.pay_period_starts_at, p.accessible_minor - p.total_debited_minor as remaining_minor
           from paychecks p
-          where p.job_id = (select job_id from origin) and p.status in ('ESTIMATED', 'PROCESSING') and p.accessible_minor > p.total_debited_minor) f),
+          where p.job_id = (select job_id from origin) and p.status in ('ESTIMATED', 'PROCESSING')
+            and p.accessible_minor > p.total_debited_minor) f),
         '[]'::json) as fundable
     from (select count(*)::integer as recent_count, coalesce(sum(amount_minor), 0)::bigint as recent_minor
         from transfers where person_id = ${person} and origin_account_id is not null and status <> 'FAILED'
