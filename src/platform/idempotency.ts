@@ -90,9 +90,10 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 /**
  * Idempotency keys of POST requests (table idempotency_keys), scoped to the caller. A key is held by the
  * transaction that runs its request, and the request costs two round trips to the database (statement batches):
- *   1. BEGIN; hold the key: a transaction-scoped advisory lock (another request with the key meanwhile is 409
- *      IDEMPOTENCY_KEY_LOCKED) and any stored answer (replayed when the body is the same, INVALID_IDEMPOTENCY_KEY
- *      when not); forget an expired answer; the work's reads, which do nothing unless the key is fresh;
+ *   1. BEGIN; hold the key in one statement: a transaction-scoped advisory lock (another request with the key
+ *      meanwhile is 409 IDEMPOTENCY_KEY_LOCKED), any stored answer (replayed when the body is the same,
+ *      INVALID_IDEMPOTENCY_KEY when not), and an expired answer forgotten; the work's reads, which do nothing unless
+ *      the key is fresh;
  *   2. the work's writes, the answer, COMMIT.
  * So an answer and its effects commit together or not at all, and a process that dies mid-request leaves nothing
  * behind: PostgreSQL rolls its transaction back and frees the key. A request whose process stops answering is
@@ -153,7 +154,6 @@ export class IdempotencyKeys {
       const held = await runBatch(connection, [
         BEGIN,
         this.#holdStatement(request),
-        this.#forgetExpiredStatement(request),
         ...work.reads(KEY_FRESH),
       ]);
       const failure = firstFailure(held);
@@ -164,7 +164,7 @@ export class IdempotencyKeys {
         return { kind: 'answer', answer: this.#answerOf(hold, request) };
       let decision: Awaited<ReturnType<KeyedWork['decide']>>;
       try {
-        decision = await work.decide(held.slice(3), connection);
+        decision = await work.decide(held.slice(2), connection);
       } catch (error) {
         if (error instanceof AppError && error.status < 500) return { kind: 'refused', error };
         throw error;
@@ -187,27 +187,25 @@ export class IdempotencyKeys {
   }
 
   /**
-   * Takes the key for this transaction and reads its stored answer. Marks the transaction KEY_FRESH when the key is
-   * held and has no live answer. The subquery is fenced (offset 0) so that the lock is taken exactly once.
+   * Takes the key for this transaction, reads its stored answer and, once the key is held, forgets that answer if
+   * it has expired: the request is new. Marks the transaction KEY_FRESH when the key is held and has no live answer.
+   * The lock is taken in a CTE that both the delete and the answer read, so it is taken exactly once; the delete's
+   * snapshot is the statement's, so the answer returned is the row as it was before it was forgotten.
    */
   #holdStatement(request: KeyedRequest): CompiledQuery {
     const { scope, key } = request;
     const now = request.now.toISOString();
-    return sql`select set_config('idle_in_transaction_session_timeout', ${String(this.#options.lockMs)}, true)
-        as idle_limit,
-      set_config('ewa.key_fresh', (h.locked and (h.expires_at is null
-        or h.expires_at <= ${now}::timestamptz))::text, true) as fresh,
-      h.locked, h.request_hash, h.response_status, h.response_body, h.expires_at
-      from (select pg_try_advisory_xact_lock(hashtextextended(${scope} || ' ' || ${key}, 0)) as locked,
+    return sql`with h as materialized (
+        select pg_try_advisory_xact_lock(hashtextextended(${scope} || ' ' || ${key}, 0)) as locked,
           k.request_hash, k.response_status, k.response_body, k.expires_at
-        from (select 1) as one left join idempotency_keys k on k.scope = ${scope} and k.key = ${key}
-        offset 0) h`.compile(this.#db);
-  }
-
-  /** An expired answer is forgotten by the request that holds its key: the request is new. */
-  #forgetExpiredStatement(request: KeyedRequest): CompiledQuery {
-    return sql`delete from idempotency_keys where scope = ${request.scope} and key = ${request.key}
-      and expires_at <= ${request.now.toISOString()}::timestamptz and ${KEY_FRESH}`.compile(this.#db);
+        from (select 1) as one left join idempotency_keys k on k.scope = ${scope} and k.key = ${key}),
+      forgotten as (delete from idempotency_keys k using h
+        where h.locked and k.scope = ${scope} and k.key = ${key} and k.expires_at <= ${now}::timestamptz)
+      select set_config('idle_in_transaction_session_timeout', ${String(this.#options.lockMs)}, true) as idle_limit,
+        set_config('ewa.key_fresh', (h.locked and (h.expires_at is null
+          or h.expires_at <= ${now}::timestamptz))::text, true) as fresh,
+        h.locked, h.request_hash, h.response_status, h.response_body, h.expires_at
+      from h`.compile(this.#db);
   }
 
   /** The answer, stored with the request's effects; a live answer under the key fails it (isKeyAnswered). */
