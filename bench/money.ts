@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
 import { localDateOf } from '../src/earnings/calendar.ts';
 import { createMoneyCore } from '../src/earnings/money-core.ts';
@@ -178,18 +179,24 @@ function tpcbRow(label: string, run: TpcbResult): string {
 }
 
 /** How much more CPU an advance takes than a TPC-B transaction, on each side of the database connection. */
-function workPerUnit(runs: readonly ProcessRun[], tpcb: readonly TpcbResult[]): string {
+function workPerUnit(runs: readonly ProcessRun[], tpcb: readonly TpcbResult[], tpcbTps: number): string {
   const measured = runs.flatMap((run) => (run.cpuMs ? [run.cpuMs] : []));
   const tpcbPostgres = tpcb.flatMap((run) => (run.postgresCpuMs === undefined ? [] : [run.postgresCpuMs]));
   if (measured.length === 0 || tpcbPostgres.length === 0) return '';
   const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   const postgres = mean(measured.map((cpu) => cpu.postgres));
   const api = mean(measured.map((cpu) => cpu.api));
+  const loadGenerator = mean(measured.map((cpu) => cpu.autocannon));
   const reference = mean(tpcbPostgres);
+  // A run that keeps every core busy does cores × 1000 / (CPU ms per advance) advances a second: the goal's budget.
+  const cores = availableParallelism();
+  const budget = (cores * 1000) / (tpcbTps / 2);
   return (
     `Work per unit (CPU time, which other load on the host inflates less than it does throughput): an advance costs ` +
     `PostgreSQL ${postgres.toFixed(1)} ms and the API process ${api.toFixed(1)} ms; a TPC-B transaction costs PostgreSQL ` +
-    `${reference.toFixed(2)} ms. PostgreSQL alone does ${(postgres / reference).toFixed(1)}× the work per advance.`
+    `${reference.toFixed(2)} ms. PostgreSQL alone does ${(postgres / reference).toFixed(1)}× the work per advance. ` +
+    `Half of TPC-B's rate on ${cores} cores leaves an advance ${budget.toFixed(2)} ms of CPU in all (API, PostgreSQL ` +
+    `and load generator); it takes ${(api + postgres + loadGenerator).toFixed(1)} ms.`
   );
 }
 
@@ -278,7 +285,7 @@ export async function transfersScenario(options: {
       `${ratio.toFixed(0)} % of TPC-B's ${Math.round(tpcbMean)} tps (mean of the two runs). ` +
       `Goal ≥ 50 %: ${ratio >= 50 ? 'met' : 'not met'}.`,
     '',
-    workPerUnit(runs, [before, after]),
+    workPerUnit(runs, [before, after], tpcbMean),
     '',
     books,
     '',
