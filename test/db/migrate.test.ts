@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
 import { MIGRATIONS_DIR, MigrationError, migrate, readMigrations } from '../../src/db/migrate.ts';
@@ -18,6 +18,7 @@ async function tables(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promi
 
 function migrationsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'ewa-migrations-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }
