@@ -6,6 +6,7 @@ import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
 import { buildServer } from '../src/server.ts';
 import { formatShare, startCpuShare } from './cpu-share.ts';
 import {
+  adminQuery,
   analyzeMoneyTables,
   type BenchWorker,
   createBenchEmployer,
@@ -46,7 +47,17 @@ interface ProcessRun {
   /** CPU milliseconds per advance of the API processes, of PostgreSQL and of autocannon, when measured. */
   cpuMs: { api: number; postgres: number; autocannon: number } | undefined;
   sessions: string;
+  /** Transactions committed on the database per advance during the measured run (all sessions): group commit. */
+  commitsPerAdvance: number;
   refusals: string[];
+}
+
+/** Transactions committed in the benchmark's database so far, as the statistics collector counts them. */
+async function commitsSoFar(): Promise<number> {
+  const { rows } = await adminQuery(
+    'select pg_stat_clear_snapshot(), xact_commit::text as commits from pg_stat_database where datname = current_database()',
+  );
+  return Number(rows[0].commits);
 }
 
 /** N `ewa serve` processes on the bench schema: a warm-up, then the measured load spread over all of them. */
@@ -84,11 +95,15 @@ async function measureProcesses(
       session,
     );
     const states = sampleSessionStates(apiSession);
+    // Backends report their counts within a second of idling: the warm-up's are in once this second has passed.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const commitsBefore = await commitsSoFar();
     const measured = await transferLoad(urls, workers, tokens, { ...load, seconds });
     const share = await meter.stop();
     const sessions = await states.stop();
     // Requests still running when autocannon hung up finish before the servers stop, so that each leaves its answer.
     await new Promise((resolve) => setTimeout(resolve, 2000));
+    const commits = (await commitsSoFar()) - commitsBefore;
     const { result } = measured;
     const perAdvance = (cpuSeconds: number) => (cpuSeconds * 1000) / result.requests.total;
     return {
@@ -109,6 +124,7 @@ async function measureProcesses(
           }
         : undefined,
       sessions: formatSessionStates(sessions),
+      commitsPerAdvance: commits / result.requests.total,
       refusals: [...warm.refusals, ...measured.refusals],
     };
   } finally {
@@ -255,15 +271,19 @@ export async function transfersScenario(options: {
     'connections over their ports. CPU shares are of the whole machine (all cores) during the measured run: API',
     'processes / PostgreSQL for our sessions (their backends and the WAL writer, checkpointer …) / autocannon /',
     'everything else (other programs and other sessions on this shared host) / taken by the host (steal) / idle.',
+    'Each process runs at most half its pool of advance transactions at once (EWA_TRANSFERS_IN_FLIGHT_MAX) and',
+    'batches the advances that arrive meanwhile, up to 32 a transaction (EWA_TRANSFER_BATCH_MAX): commits per',
+    "advance is the database's count of committed transactions (all sessions, background polls included) over the",
+    'advances of the measured run.',
     '',
     `Seed: ${count(options.workers)} workers (set-based SQL), one shift each through \`EarningsRecorder\` leaving`,
     `${count((SHIFT_MINOR * 0.375) / 100)} USD available to each, and a user token each: ${seedSeconds.toFixed(1)} s.`,
     '',
-    '| API processes | pool each | advances/s | latency p50 | latency p99 | non-2xx | errors | CPU per advance: API / PostgreSQL / autocannon | CPU: API / PostgreSQL / autocannon / other / steal / idle |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| API processes | pool each | advances/s | latency p50 | latency p99 | non-2xx | errors | commits per advance | CPU per advance: API / PostgreSQL / autocannon | CPU: API / PostgreSQL / autocannon / other / steal / idle |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...runs.map(
       (run) =>
-        `| ${run.processes} | ${run.poolPerProcess} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
+        `| ${run.processes} | ${run.poolPerProcess} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.commitsPerAdvance.toFixed(2)} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
     ),
     '',
     `What the API processes' ${POOL_TOTAL} PostgreSQL sessions were doing meanwhile (mean number in each state, sampled`,

@@ -46,6 +46,10 @@ export interface MoneyConfig {
   readonly idempotencyKeyTtlSeconds: number;
   /** A request holding a key whose process stops answering loses its transaction, and so the key, after this long. */
   readonly idempotencyLockSeconds: number;
+  /** Advances that arrive together share one transaction, this many at most (group commit); 1 turns it off. */
+  readonly transferBatchMax: number;
+  /** Advance transactions (alone or batched) one process runs at once. */
+  readonly transfersInFlightMax: number;
   /** An advance of the same amount to the same destination within this window is DUPLICATE_TRANSFER. */
   readonly duplicateTransferWindowSeconds: number;
   /** The sandbox rail settles WITHIN_THIRTY_MINUTES advances this long after submission. */
@@ -183,6 +187,14 @@ export function loadConfig(env: Env = process.env): Config {
     money: {
       idempotencyKeyTtlSeconds: read.integer('EWA_IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
       idempotencyLockSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
+      transferBatchMax: read.integer('EWA_TRANSFER_BATCH_MAX', 32, 1, 256),
+      // Half the pool, so that reads and other writes always find a connection; the embedded database has one.
+      transfersInFlightMax: read.integer(
+        'EWA_TRANSFERS_IN_FLIGHT_MAX',
+        database.kind === 'postgres' ? Math.max(1, Math.floor(database.poolSize / 2)) : 1,
+        1,
+        500,
+      ),
       duplicateTransferWindowSeconds: read.integer('EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS', 60, 0, 86_400),
       sandboxInstantSettleSeconds: read.integer('EWA_SANDBOX_INSTANT_SETTLE_SECONDS', 120, 0, 1800),
       schedulerEnabled: read.boolean('EWA_SCHEDULER', true),

@@ -124,6 +124,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     idempotency: {
       ttlMs: config.money.idempotencyKeyTtlSeconds * 1000,
       lockMs: config.money.idempotencyLockSeconds * 1000,
+      batchSizeMax: config.money.transferBatchMax,
+      inFlightMax: config.money.transfersInFlightMax,
     },
   });
   await api.register(cardTokenRoutes, { ...cardTokens, path: '/cards/generic' });

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { type BatchOutcome, firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import { AppError } from '../errors/app-error.ts';
+import { KeyedBatcher, type KeyedBatchOptions, type KeyedItem, keyLocked, keyReused } from './keyed-batch.ts';
 
 /** An answer kept under an idempotency key: replayed byte for byte. */
 export interface StoredResponse {
@@ -23,6 +24,11 @@ export interface IdempotencyOptions {
   ttlMs: number;
   /** The holding transaction is ended by PostgreSQL once it has sat idle this long (its process stopped answering). */
   lockMs: number;
+  /** Keyed requests that arrive together share one transaction, this many at most (keyed-batch.ts); 1 turns it off. */
+  batchSizeMax: number;
+  /** Transactions of keyed requests (alone or batched) in flight at once in this process. */
+  inFlightMax: number;
+  onBatch?: KeyedBatchOptions['onBatch'];
 }
 
 interface KeyRow {
@@ -48,13 +54,6 @@ function canonicalJson(value: unknown): string {
       .join(',')}}`;
   return JSON.stringify(value) ?? 'null';
 }
-
-const keyLocked = () => new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
-const keyReused = () =>
-  new AppError('INVALID_IDEMPOTENCY_KEY', {
-    detail: 'This Idempotency-Key was used for a different request; send a new key for a new request.',
-    source: { header: 'Idempotency-Key' },
-  });
 
 /**
  * True in SQL, inside the transaction of a keyed request, once that request holds its key and the key has no live
@@ -105,17 +104,40 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 export class IdempotencyKeys {
   readonly #db: Db;
   readonly #options: IdempotencyOptions;
+  readonly #batcher: KeyedBatcher;
 
   constructor(db: Db, options: IdempotencyOptions) {
     this.#db = db;
     this.#options = options;
+    this.#batcher = new KeyedBatcher(
+      db,
+      {
+        lockMs: options.lockMs,
+        ttlMs: options.ttlMs,
+        sizeMax: options.batchSizeMax,
+        inFlightMax: options.inFlightMax,
+        ...(options.onBatch ? { onBatch: options.onBatch } : {}),
+      },
+      (item: KeyedItem) =>
+        this.#runAlone(item.request, item.work, item.refusal).then(item.resolve, item.reject),
+    );
   }
 
   /**
    * Runs `work` once per key: in one transaction with the key held, its answer stored with its effects. A refusal
-   * (an AppError below 500) rolls its transaction back and is stored on its own, so that a retry gets it again.
+   * (an AppError below 500) writes nothing but its answer, so that a retry gets it again. Requests that arrive
+   * while others are in flight share a transaction (keyed-batch.ts), with the same guarantees.
    */
-  async run(
+  run(
+    request: KeyedRequest,
+    work: KeyedWork,
+    refusal: (error: AppError) => StoredResponse,
+  ): Promise<StoredResponse> {
+    return this.#batcher.submit(request, work, refusal);
+  }
+
+  /** One request in a transaction of its own; a refusal rolls it back and is stored on its own. */
+  async #runAlone(
     request: KeyedRequest,
     work: KeyedWork,
     refusal: (error: AppError) => StoredResponse,

@@ -5,11 +5,11 @@ import { sql } from 'kysely';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import {
   advanceBody,
+  advancesOf,
   availableMinor,
   createPaidWorker,
   firstError,
   moneyFootprint,
-  type PaidWorker,
   postTransfer,
   recordShift,
 } from '../helpers/money.ts';
@@ -38,15 +38,6 @@ async function setup(t: Parameters<typeof buildTestApp>[0]) {
       return clock;
     },
   };
-}
-
-async function advancesOf(app: TestApp, worker: PaidWorker) {
-  return app.database.db
-    .selectFrom('transfers')
-    .select(['id', 'amount_minor'])
-    .where('person_id', '=', worker.personId)
-    .where('origin_account_id', 'is not', null)
-    .execute();
 }
 
 test('the same key and body answer the same bytes again, and make one transfer', async (t) => {

@@ -75,6 +75,25 @@ export async function createPaidWorker(
   return paid;
 }
 
+/** `count` workers of one new employer, each paid 40 000 (15 000 available) at `now`. */
+export async function createPaidWorkers(app: TestApp, count: number, now: Date): Promise<PaidWorker[]> {
+  const first = await createPaidWorker(app, { earnedMinor: 40_000, now });
+  const all = [first];
+  while (all.length < count)
+    all.push(await createPaidWorker(app, { organizationId: first.organizationId, earnedMinor: 40_000, now }));
+  return all;
+}
+
+/** The person's advances (transfers out of an earnings balance), as stored. */
+export function advancesOf(app: TestApp, worker: { personId: string }) {
+  return app.database.db
+    .selectFrom('transfers')
+    .select(['id', 'amount_minor'])
+    .where('person_id', '=', worker.personId)
+    .where('origin_account_id', 'is not', null)
+    .execute();
+}
+
 let shiftNumber = 0;
 
 /** One shift of this amount, worked on the day before `now` (UTC date), through the earnings recorder. */
