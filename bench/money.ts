@@ -52,6 +52,16 @@ interface ProcessRun {
   refusals: string[];
 }
 
+/** EWA_TRANSFER_BATCH_MAX and EWA_TRANSFERS_IN_FLIGHT_MAX, when the benchmark is run with them, reach its servers. */
+function batchSettings(): Record<string, string> {
+  return Object.fromEntries(
+    ['EWA_TRANSFER_BATCH_MAX', 'EWA_TRANSFERS_IN_FLIGHT_MAX'].flatMap((name) => {
+      const value = process.env[name];
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
+}
+
 /** Transactions committed in the benchmark's database so far, as the statistics collector counts them. */
 async function commitsSoFar(): Promise<number> {
   const { rows } = await adminQuery(
@@ -82,6 +92,7 @@ async function measureProcesses(
         EWA_DB_POOL_SIZE: String(poolPerProcess),
         EWA_SCHEDULER: 'false',
         EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0',
+        ...batchSettings(),
       }),
     ),
   );

@@ -2,9 +2,19 @@ import { createHash } from 'node:crypto';
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
-import { type BatchOutcome, firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
+import { firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import { AppError } from '../errors/app-error.ts';
-import { KeyedBatcher, type KeyedBatchOptions, type KeyedItem, keyLocked, keyReused } from './keyed-batch.ts';
+import {
+  expiresAt,
+  freshRequest,
+  type HoldRow,
+  holdKeysStatement,
+  insertAnswersStatement,
+  isKeyAnswered,
+  type KeyRow,
+  readAnswer,
+} from './idempotency-store.ts';
+import { KeyedBatcher, type KeyedBatchOptions, type KeyedItem } from './keyed-batch.ts';
 
 /** An answer kept under an idempotency key: replayed byte for byte. */
 export interface StoredResponse {
@@ -31,13 +41,6 @@ export interface IdempotencyOptions {
   onBatch?: KeyedBatchOptions['onBatch'];
 }
 
-interface KeyRow {
-  request_hash: string;
-  response_status: number;
-  response_body: string;
-  expires_at: Date;
-}
-
 /** The same request is the same JSON whatever its key order or spacing. */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256')
@@ -55,31 +58,51 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/**
- * True in SQL, inside the transaction of a keyed request, once that request holds its key and the key has no live
- * answer: the condition a request's reads put on themselves, so that a request that will not run locks nothing.
- */
-const KEY_FRESH = sql`current_setting('ewa.key_fresh', true) = 'true'`;
+export const keyLocked = () =>
+  new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
+export const keyReused = () =>
+  new AppError('INVALID_IDEMPOTENCY_KEY', {
+    detail: 'This Idempotency-Key was used for a different request; send a new key for a new request.',
+    source: { header: 'Idempotency-Key' },
+  });
 
-/** A request's work in two round trips: its reads, sent with the key's hold; then its writes, sent with the answer. */
-export interface KeyedWork {
-  /** Statements sent in the round trip that holds the key; each should read and lock nothing unless `keyFresh`. */
-  reads(keyFresh: RawBuilder<unknown>): CompiledQuery[];
+/** A condition in SQL on a request's position `n` (1-based) among the requests read together. */
+export type ReadGuard = (n: RawBuilder<unknown>) => RawBuilder<unknown>;
+
+/**
+ * Requests of one kind, read and written together: each statement serves every request it is given, one alone or a
+ * batch (keyed-batch.ts), with the same text, so that it is prepared once.
+ */
+export interface WorkKind<Plan, Write> {
   /**
-   * From what the reads returned (one outcome each), the answer and the statements that write the request's
-   * effects; these are sent with the answer and COMMIT. `runner` is the request's transaction, for what a rare path
-   * must read on its own. Throws an AppError below 500 to refuse.
+   * Statements, sent in the round trip that holds the keys, that read for every plan; each row they return names
+   * its request by a column `n`, the plan's 1-based position. Request n reads and locks nothing unless `fresh(n)`.
+   */
+  reads(plans: readonly Plan[], fresh: ReadGuard): CompiledQuery[];
+  /** Statements that write every request's effects, sent with the answers and COMMIT. */
+  writes(writes: readonly Write[]): CompiledQuery[];
+}
+
+/** One request's work: its kind, what it asks of the reads, and how it decides from what they found. */
+export interface KeyedWork<Plan = unknown, Write = unknown> {
+  kind: WorkKind<Plan, Write>;
+  plan: Plan;
+  /**
+   * From this request's rows of each read statement, its answer and what it writes (nothing for a preview).
+   * `runner` is the request's transaction, for what a rare path must read on its own. Throws an AppError below 500
+   * to refuse.
    */
   decide(
-    outcomes: readonly BatchOutcome[],
+    reads: readonly Record<string, unknown>[][],
     runner: Kysely<DB>,
-  ): Promise<{ answer: StoredResponse; writes: CompiledQuery[] }>;
+  ): Promise<{ answer: StoredResponse; write: Write | undefined }>;
   /** The refusal that a failure of the writes stands for (a conflict the reads could not see), if it is one. */
   refusalOf(error: unknown): AppError | undefined;
 }
 
-interface HoldRow extends KeyRow {
-  locked: boolean;
+/** Each read statement's rows for request n (1-based). */
+export function readsOf(reads: readonly Record<string, unknown>[][], n: number): Record<string, unknown>[][] {
+  return reads.map((rows) => rows.filter((row) => Number(row.n) === n));
 }
 
 const BEGIN = CompiledQuery.raw('begin');
@@ -99,7 +122,8 @@ const ROLLBACK = CompiledQuery.raw('rollback');
  * ended by the database: the hold sets `idle_in_transaction_session_timeout` for its own transaction to `lockMs`
  * (EWA_IDEMPOTENCY_LOCK_SECONDS). The stored row is the last word: if two requests ever ran at once (a key's answer
  * committed between another's read and its lock), the second's answer fails on the key's primary key, its
- * transaction rolls back, and it answers what the first stored.
+ * transaction rolls back, and it answers what the first stored. Under load, requests share these transactions
+ * (keyed-batch.ts).
  */
 export class IdempotencyKeys {
   readonly #db: Db;
@@ -148,15 +172,15 @@ export class IdempotencyKeys {
         if (outcome.kind === 'answer') return outcome.answer;
         if (outcome.kind === 'refused') return this.#storeAlone(connection, request, refusal(outcome.error));
         // Another request with this key answered first: answer what it stored.
-        const stored = await this.#read(connection, request);
+        const stored = await readAnswer(connection, request);
         if (!stored) throw keyLocked();
-        return this.#answerOf(stored, request);
+        return answerOf(stored, request);
       });
     } catch (error) {
       if (error instanceof AppError) throw error;
       // This request was cut off (its session ended, say): if its key was answered, by it or by a retry, answer that.
-      const stored = await this.#read(this.#db, request).catch(() => undefined);
-      if (stored) return this.#answerOf(stored, request);
+      const stored = await readAnswer(this.#db, request).catch(() => undefined);
+      if (stored) return answerOf(stored, request);
       throw error;
     }
   }
@@ -175,25 +199,28 @@ export class IdempotencyKeys {
     try {
       const held = await runBatch(connection, [
         BEGIN,
-        this.#holdStatement(request),
-        ...work.reads(KEY_FRESH),
+        holdKeysStatement(this.#db, [request], this.#options.lockMs),
+        ...work.kind.reads([work.plan], freshRequest),
       ]);
       const failure = firstFailure(held);
       if (failure) throw failure;
       const hold = rowsOf<HoldRow>(held[1])[0];
       if (!hold?.locked) throw keyLocked();
-      if (hold.request_hash !== null && new Date(hold.expires_at) > request.now)
-        return { kind: 'answer', answer: this.#answerOf(hold, request) };
+      const live = liveAnswer(hold, request);
+      if (live) return { kind: 'answer', answer: live };
       let decision: Awaited<ReturnType<KeyedWork['decide']>>;
       try {
-        decision = await work.decide(held.slice(2), connection);
+        decision = await work.decide(
+          held.slice(2).map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
+          connection,
+        );
       } catch (error) {
         if (error instanceof AppError && error.status < 500) return { kind: 'refused', error };
         throw error;
       }
       const written = await runBatch(connection, [
-        ...decision.writes,
-        this.#insertAnswerStatement(request, decision.answer),
+        ...(decision.write === undefined ? [] : work.kind.writes([decision.write])),
+        insertAnswersStatement(this.#db, [{ request, answer: decision.answer }], this.#options.ttlMs),
         COMMIT,
       ]);
       open = false; // the COMMIT ended the transaction: committed, or rolled back if a statement before it failed
@@ -209,54 +236,6 @@ export class IdempotencyKeys {
   }
 
   /**
-   * Takes the key for this transaction, reads its stored answer and, once the key is held, forgets that answer if
-   * it has expired: the request is new. Marks the transaction KEY_FRESH when the key is held and has no live answer.
-   * The lock is taken in a CTE that both the delete and the answer read, so it is taken exactly once; the delete's
-   * snapshot is the statement's, so the answer returned is the row as it was before it was forgotten.
-   */
-  #holdStatement(request: KeyedRequest): CompiledQuery {
-    const { scope, key } = request;
-    const now = request.now.toISOString();
-    return sql`with h as materialized (
-        select pg_try_advisory_xact_lock(hashtextextended(${scope} || ' ' || ${key}, 0)) as locked,
-          k.request_hash, k.response_status, k.response_body, k.expires_at
-        from (select 1) as one left join idempotency_keys k on k.scope = ${scope} and k.key = ${key}),
-      forgotten as (delete from idempotency_keys k using h
-        where h.locked and k.scope = ${scope} and k.key = ${key} and k.expires_at <= ${now}::timestamptz)
-      select set_config('idle_in_transaction_session_timeout', ${String(this.#options.lockMs)}, true) as idle_limit,
-        set_config('ewa.key_fresh', (h.locked and (h.expires_at is null
-          or h.expires_at <= ${now}::timestamptz))::text, true) as fresh,
-        h.locked, h.request_hash, h.response_status, h.response_body, h.expires_at
-      from h`.compile(this.#db);
-  }
-
-  /** The answer, stored with the request's effects; a live answer under the key fails it (isKeyAnswered). */
-  #insertAnswerStatement(request: KeyedRequest, answer: StoredResponse): CompiledQuery {
-    return sql`insert into idempotency_keys (scope, key, request_hash, response_status, response_body, created_at,
-        expires_at)
-      values (${request.scope}, ${request.key}, ${request.fingerprint}, ${answer.status}, ${answer.body},
-        ${request.now.toISOString()}::timestamptz, ${this.#expiresAt(request)}::timestamptz)`.compile(
-      this.#db,
-    );
-  }
-
-  #expiresAt(request: KeyedRequest): string {
-    return new Date(request.now.getTime() + this.#options.ttlMs).toISOString();
-  }
-
-  #answerOf(row: KeyRow, request: KeyedRequest): StoredResponse {
-    if (row.request_hash !== request.fingerprint) throw keyReused();
-    return { status: row.response_status, body: row.response_body };
-  }
-
-  async #read(runner: Kysely<DB>, request: KeyedRequest): Promise<KeyRow | undefined> {
-    const { rows } = await sql<KeyRow>`select request_hash, response_status, response_body, expires_at
-      from idempotency_keys where scope = ${request.scope} and key = ${request.key}
-        and expires_at > ${request.now.toISOString()}::timestamptz`.execute(runner);
-    return rows[0];
-  }
-
-  /**
    * A refusal wrote nothing, so its answer is stored alone, over an expired one; if a retry stored a live one
    * meanwhile, that one stands.
    */
@@ -269,23 +248,30 @@ export class IdempotencyKeys {
     const { rows } = await sql`insert into idempotency_keys as k (scope, key, request_hash, response_status,
         response_body, created_at, expires_at)
       values (${request.scope}, ${request.key}, ${request.fingerprint}, ${answer.status}, ${answer.body},
-        ${now}::timestamptz, ${this.#expiresAt(request)}::timestamptz)
+        ${now}::timestamptz, ${expiresAt(request, this.#options.ttlMs)}::timestamptz)
       on conflict (scope, key) do update set request_hash = excluded.request_hash,
         response_status = excluded.response_status, response_body = excluded.response_body,
         created_at = excluded.created_at, expires_at = excluded.expires_at
         where k.expires_at <= ${now}::timestamptz
       returning k.key`.execute(runner);
     if (rows.length === 1) return answer;
-    const stored = await this.#read(runner, request);
+    const stored = await readAnswer(runner, request);
     if (!stored) throw keyLocked();
-    return this.#answerOf(stored, request);
+    return answerOf(stored, request);
   }
 }
 
-/** The answer could not be stored: a live answer is under the key already. */
-function isKeyAnswered(error: unknown): boolean {
-  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23505' && constraint === 'idempotency_keys_pkey';
+/** The stored answer for this request; INVALID_IDEMPOTENCY_KEY when it answered another body. */
+export function answerOf(row: KeyRow, request: KeyedRequest): StoredResponse {
+  if (row.request_hash !== request.fingerprint) throw keyReused();
+  return { status: row.response_status, body: row.response_body };
+}
+
+/** The live answer a held key already has, if any (replayed, or INVALID_IDEMPOTENCY_KEY). */
+export function liveAnswer(hold: HoldRow, request: KeyedRequest): StoredResponse | undefined {
+  if (hold.request_hash === null || hold.expires_at === null || new Date(hold.expires_at) <= request.now)
+    return undefined;
+  return answerOf(hold as KeyRow, request);
 }
 
 /** Forgets the answers whose keys have expired (a scheduled job). */

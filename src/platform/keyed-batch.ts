@@ -1,9 +1,22 @@
-import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
-import { type BatchOutcome, firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
+import { firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { KeyedRequest, KeyedWork, StoredResponse } from './idempotency.ts';
+import {
+  type KeyedRequest,
+  type KeyedWork,
+  keyLocked,
+  liveAnswer,
+  readsOf,
+  type StoredResponse,
+} from './idempotency.ts';
+import {
+  freshRequest,
+  type HoldRow,
+  holdKeysStatement,
+  insertAnswersStatement,
+} from './idempotency-store.ts';
 
 /** One keyed request waiting for, or in, a batch. */
 export interface KeyedItem {
@@ -25,19 +38,9 @@ export interface KeyedBatchOptions {
   onBatch?: (batch: { requests: number; ms: number; outcome: 'committed' | 'ran-alone' }) => void;
 }
 
-/** What a key's hold found for one request of a batch. */
-interface HoldRow {
-  n: number;
-  locked: boolean;
-  request_hash: string | null;
-  response_status: number;
-  response_body: string;
-  expires_at: Date | null;
-}
-
-/** How a request of a batch ends: an answer to store (with the writes that go with it), or one already decided. */
+/** How a request of a batch ends: an answer to store (with what it writes), or one already decided. */
 type Verdict =
-  | { kind: 'write'; answer: StoredResponse; writes: CompiledQuery[] }
+  | { kind: 'write'; answer: StoredResponse; write: unknown }
   | { kind: 'done'; answer: StoredResponse }
   | { kind: 'failed'; error: unknown };
 
@@ -45,13 +48,14 @@ const BEGIN = CompiledQuery.raw('begin');
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
 
-/** A batch's reads stop at the first request whose reads failed: what they found cannot be trusted. */
+/** A fault (not a refusal) in one request's decision: the batch is given up and its requests run alone. */
 class BatchAbandoned extends Error {}
 
 /**
  * Group commit of keyed requests. Under load, the requests that arrive while a process's batches are in flight are
- * run together in one transaction: one BEGIN, one statement that holds every key, each request's reads, then each
- * request's writes, every answer in one statement, and one COMMIT, in two round trips for all of them. A commit
+ * run together in one transaction: one BEGIN, one statement that holds every key, the reads of all of them (each of
+ * their kind's read statements serves them all), then all their writes, every answer in one statement, and one
+ * COMMIT, in two round trips for all of them. A commit
  * (its WAL flush) and a round trip cost more than an advance's own statements, so sharing them is most of the
  * database's work saved. A request that finds no batch in flight runs alone at once: a batch never waits to fill.
  *
@@ -121,14 +125,15 @@ export class KeyedBatcher {
     }
   }
 
-  /** The oldest waiting requests, one per scope and none of a scope in flight, up to a batch's size. */
+  /** The oldest waiting requests of one kind, one per scope and none of a scope in flight, up to a batch's size. */
   #take(): KeyedItem[] {
     const taken: KeyedItem[] = [];
     const scopes = new Set<string>();
     for (let i = 0; i < this.#waiting.length && taken.length < this.#options.sizeMax; ) {
       const item = this.#waiting[i]!;
       const { scope } = item.request;
-      if (scopes.has(scope) || this.#holds(this.#scopesInFlight, scope)) {
+      const otherKind = taken.length > 0 && item.work.kind !== taken[0]!.work.kind;
+      if (otherKind || scopes.has(scope) || this.#holds(this.#scopesInFlight, scope)) {
         i++;
         continue;
       }
@@ -166,29 +171,42 @@ export class KeyedBatcher {
 
   /** The batch's transaction; undefined when it was rolled back and its requests must run alone. */
   async #transaction(connection: Kysely<DB>, items: readonly KeyedItem[]): Promise<Verdict[] | undefined> {
+    const { kind } = items[0]!.work;
     let open = true;
     try {
-      const reads = items.map((item, n) => item.work.reads(freshGuard(n)));
-      const held = await runBatch(connection, [BEGIN, this.#holdStatement(items), ...reads.flat()]);
+      const held = await runBatch(connection, [
+        BEGIN,
+        holdKeysStatement(
+          this.#db,
+          items.map((item) => item.request),
+          this.#options.lockMs,
+        ),
+        ...kind.reads(
+          items.map((item) => item.work.plan),
+          freshRequest,
+        ),
+      ]);
       if (firstFailure(held) !== undefined) return undefined;
       const holds = rowsOf<HoldRow>(held[1]);
+      const found = held.slice(2).map((outcome) => rowsOf<Record<string, unknown>>(outcome));
       const verdicts: Verdict[] = [];
-      let at = 2;
-      for (const [n, item] of items.entries()) {
-        const outcomes = held.slice(at, at + reads[n]!.length);
-        at += reads[n]!.length;
-        verdicts.push(await this.#decide(item, holds[n], outcomes, connection));
-      }
-      const writing = verdicts.flatMap((verdict, n) => (verdict.kind === 'write' ? [{ verdict, n }] : []));
+      for (const [index, item] of items.entries())
+        verdicts.push(await this.#decide(item, holds[index], readsOf(found, index + 1), connection));
+      const writing = verdicts.flatMap((verdict, index) =>
+        verdict.kind === 'write' ? [{ verdict, item: items[index]! }] : [],
+      );
       if (writing.length === 0) {
         await runBatch(connection, [ROLLBACK]);
         open = false;
         return verdicts;
       }
+      const writes = writing.flatMap(({ verdict }) => (verdict.write === undefined ? [] : [verdict.write]));
       const written = await runBatch(connection, [
-        ...writing.flatMap(({ verdict }) => verdict.writes),
-        this.#insertAnswersStatement(
-          writing.map(({ verdict, n }) => ({ item: items[n]!, answer: verdict.answer })),
+        ...(writes.length === 0 ? [] : kind.writes(writes)),
+        insertAnswersStatement(
+          this.#db,
+          writing.map(({ verdict, item }) => ({ request: item.request, answer: verdict.answer })),
+          this.#options.ttlMs,
         ),
         COMMIT,
       ]);
@@ -206,75 +224,27 @@ export class KeyedBatcher {
   async #decide(
     item: KeyedItem,
     hold: HoldRow | undefined,
-    outcomes: readonly BatchOutcome[],
+    reads: Record<string, unknown>[][],
     connection: Kysely<DB>,
   ): Promise<Verdict> {
-    const { request } = item;
     if (!hold?.locked) return { kind: 'failed', error: keyLocked() };
-    if (hold.request_hash !== null && hold.expires_at !== null && new Date(hold.expires_at) > request.now) {
-      if (hold.request_hash !== request.fingerprint) return { kind: 'failed', error: keyReused() };
-      return { kind: 'done', answer: { status: hold.response_status, body: hold.response_body } };
+    try {
+      const live = liveAnswer(hold, item.request);
+      if (live) return { kind: 'done', answer: live };
+    } catch (error) {
+      return { kind: 'failed', error };
     }
     try {
-      const { answer, writes } = await item.work.decide(outcomes, connection);
-      return { kind: 'write', answer, writes };
+      const { answer, write } = await item.work.decide(reads, connection);
+      return { kind: 'write', answer, write };
     } catch (error) {
       if (error instanceof AppError && error.status < 500)
-        return { kind: 'write', answer: item.refusal(error), writes: [] };
-      // Not a refusal: a failed read, or a fault. Alone, the request meets it again and answers it as it would.
+        return { kind: 'write', answer: item.refusal(error), write: undefined };
+      // Not a refusal: a fault. Alone, the request meets it again and answers it as it would.
       throw new BatchAbandoned();
     }
   }
-
-  /**
-   * Holds every key of the batch for its transaction, as IdempotencyKeys holds one (see there), and marks which
-   * requests are fresh (their key held and without a live answer) for their reads' guards.
-   */
-  #holdStatement(items: readonly KeyedItem[]): CompiledQuery {
-    const scopes = items.map((item) => item.request.scope);
-    const keys = items.map((item) => item.request.key);
-    const nows = items.map((item) => item.request.now.toISOString());
-    return sql`with r as (select * from unnest(${scopes}::text[], ${keys}::text[], ${nows}::timestamptz[])
-          with ordinality as r(scope, key, now, n)),
-        h as materialized (
-          select r.n, r.scope, r.key, r.now,
-            pg_try_advisory_xact_lock(hashtextextended(r.scope || ' ' || r.key, 0)) as locked,
-            k.request_hash, k.response_status, k.response_body, k.expires_at
-          from r left join idempotency_keys k on k.scope = r.scope and k.key = r.key),
-        forgotten as (delete from idempotency_keys k using h
-          where h.locked and k.scope = h.scope and k.key = h.key and k.expires_at <= h.now)
-      select set_config('idle_in_transaction_session_timeout', ${String(this.#options.lockMs)}, true) as idle_limit,
-        set_config('ewa.fresh_requests', (select coalesce(string_agg(f.n::text, ','), '') from h f
-          where f.locked and (f.expires_at is null or f.expires_at <= f.now)), true) as fresh,
-        (h.n - 1)::integer as n, h.locked, h.request_hash, h.response_status, h.response_body, h.expires_at
-      from h order by h.n`.compile(this.#db);
-  }
-
-  #insertAnswersStatement(answered: readonly { item: KeyedItem; answer: StoredResponse }[]): CompiledQuery {
-    const column = <T>(pick: (entry: { item: KeyedItem; answer: StoredResponse }) => T) => answered.map(pick);
-    return sql`insert into idempotency_keys (scope, key, request_hash, response_status, response_body, created_at,
-        expires_at)
-      select * from unnest(${column((e) => e.item.request.scope)}::text[], ${column((e) => e.item.request.key)}::text[],
-        ${column((e) => e.item.request.fingerprint)}::text[], ${column((e) => e.answer.status)}::integer[],
-        ${column((e) => e.answer.body)}::text[], ${column((e) => e.item.request.now.toISOString())}::timestamptz[],
-        ${column((e) => new Date(e.item.request.now.getTime() + this.#options.ttlMs).toISOString())}::timestamptz[])`.compile(
-      this.#db,
-    );
-  }
 }
-
-/** True in SQL once request `n` of the batch holds its key and the key has no live answer. */
-function freshGuard(n: number): RawBuilder<unknown> {
-  return sql`${String(n + 1)}::text = any(string_to_array(current_setting('ewa.fresh_requests', true), ','))`;
-}
-
-export const keyLocked = () =>
-  new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
-export const keyReused = () =>
-  new AppError('INVALID_IDEMPOTENCY_KEY', {
-    detail: 'This Idempotency-Key was used for a different request; send a new key for a new request.',
-    source: { header: 'Idempotency-Key' },
-  });
 
 /** When a request took its scope or key in this process. */
 interface Hold {

@@ -47,11 +47,12 @@ function advanceWork(app: TestApp, worker: PaidWorker, request: Partial<Transfer
     () => FIXED_NOW,
   );
   return {
-    reads: work.reads,
+    kind: work.kind,
+    plan: work.plan,
     refusalOf: work.refusalOf,
-    decide: async (outcomes, runner) => {
-      const { view, writes } = await work.decide(outcomes, runner);
-      return { answer: { status: 200, body: JSON.stringify({ id: view.row.id }) }, writes };
+    decide: async (reads, runner) => {
+      const { view, write } = await work.decide(reads, runner);
+      return { answer: { status: 200, body: JSON.stringify({ id: view.row.id }) }, write };
     },
   };
 }

@@ -59,6 +59,17 @@ export interface ApiProcess extends EwaProcess {
  * on one database are the deployment the money rules must hold in: they share nothing but PostgreSQL.
  */
 export async function startApiProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ApiProcess> {
+  // A port found free can be taken by another test's server before this one listens on it: then try new ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startApiProcessOnce(env, timeoutMs);
+    } catch (error) {
+      if (attempt >= 3 || !String((error as Error).message).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+async function startApiProcessOnce(env: Record<string, string>, timeoutMs: number): Promise<ApiProcess> {
   const [api, auth, payments] = [await freePort(), await freePort(), await freePort()];
   const apiUrl = `http://127.0.0.1:${api}`;
   const running = spawnEwa(['serve'], {

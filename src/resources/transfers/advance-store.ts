@@ -1,7 +1,8 @@
-import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { JOB_TERMS_COLUMNS, type JobTerms, type JobTermsRow, toJobTerms } from '../../earnings/job-terms.ts';
 import { type Movement, movementWrites } from '../../ledger/posting.ts';
+import type { ReadGuard } from '../../platform/idempotency.ts';
 import type {
   FundablePaycheck,
   FundingSourceRow,
@@ -11,17 +12,47 @@ import type {
 } from './store.ts';
 
 /**
- * The SQL of one advance, as statements for two batches (db/statement-batch.ts), so that an advance costs two round
- * trips: first the person locked and read with the origin, job, terms and destination, followed by the money state
- * in a statement of its own; then every write in one statement. Only the money state must be read under the lock
- * (every change to it holds the person's lock); the rest may change meanwhile (an operator deactivating the job,
- * a deleted account), and the advance is checked against what the first statement read.
+ * The SQL of advances, as statements for two batches (db/statement-batch.ts), so that advances cost two round trips:
+ * first the people locked and read with their origin, job, terms and destination, followed by the money state in a
+ * statement of its own; then every write in one statement. Each statement serves any number of advances at once
+ * (of different people): one alone, or a batch sharing a transaction (platform/keyed-batch.ts), with the same
+ * text, so that each is prepared once per connection. Each row read names its advance by `n`, its 1-based position.
+ * Only the money state must be read under the lock (every change to it holds the person's lock); the rest may change
+ * meanwhile (an operator deactivating the job, a deleted account), and the advance is checked against what the
+ * first statement read.
  *
- * Each read takes a `guard`, a condition that must hold for it to read (and lock) anything: the idempotency layer
- * passes "this request holds a fresh key", so a request whose key is busy or answered neither locks nor reads.
+ * Each read takes a `guard` on `n`, a condition that must hold for advance n to read (and lock) anything: the
+ * idempotency layer passes "this request holds a fresh key", so a request whose key is busy or answered neither
+ * locks nor reads.
  */
 
 type Compiler = Kysely<DB>;
+
+/** What one advance asks the reads for. */
+export interface AdvanceReadPlan {
+  personId: string;
+  originId: string;
+  destinationId: string | undefined;
+  amountMinor: number;
+  clientId: string | undefined;
+  recentSince: Date;
+  /** Undefined when the duplicate check is off. */
+  twinSince: Date | undefined;
+  /** A preview locks nothing (when every advance read together is one). */
+  preview: boolean;
+}
+
+/** Everything an advance writes. */
+export interface AdvanceWrite {
+  row: TransferRow;
+  sources: readonly FundingSourceRow[];
+  movement: Movement;
+}
+
+function plansTable(plans: readonly AdvanceReadPlan[]) {
+  return sql`unnest(${plans.map((p) => p.personId)}::uuid[], ${plans.map((p) => p.originId)}::uuid[],
+    ${plans.map((p) => p.destinationId ?? null)}::uuid[]) with ordinality as r(person_id, origin_id, destination_id, n)`;
+}
 
 /** What the first statement finds; `jobId` without `terms` means the employer has no policy row yet. */
 export interface AdvanceContext {
@@ -44,33 +75,36 @@ interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
 }
 
 /**
- * Locks the person (`FOR UPDATE`, unless `lock` is false, for a preview) and reads the advance's context. The
- * destination is the one asked for, else the job's default depository; either must be the person's and live.
+ * Locks the people (`FOR UPDATE`, in id order like every money transaction; not when every advance is a preview) and
+ * reads each advance's context. The destination is the one asked for, else the job's default depository; either must
+ * be the person's and live.
  */
 export function advanceContextStatement(
   db: Compiler,
-  input: { personId: string; originId: string; destinationId: string | undefined; lock: boolean },
-  guard: RawBuilder<unknown>,
+  plans: readonly AdvanceReadPlan[],
+  guard: ReadGuard,
 ): CompiledQuery {
+  const lock = plans.some((plan) => !plan.preview);
   // The write statement's custom plan (the planner knows the lengths of its arrays) is never much cheaper than its
   // generic one, but planning it again on every advance cost a tenth of the database's time: for the rest of this
   // transaction, prepared statements keep their first plan.
-  return sql`select set_config('plan_cache_mode', 'force_generic_plan', true) as plan_cache_mode,
+  return sql`select set_config('plan_cache_mode', 'force_generic_plan', true) as plan_cache_mode, r.n::integer as n,
       pe.disallow_reason, pe.state_of_residence,
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
       ${JOB_TERMS_COLUMNS},
       d.id as destination_id, d.account_type as destination_type, la.id as balance_ledger_id
-    from people pe
-      left join accounts a on a.id = ${input.originId}::uuid and a.person_id = pe.id and a.deleted_at is null
+    from ${plansTable(plans)}
+      join people pe on pe.id = r.person_id
+      left join accounts a on a.id = r.origin_id and a.person_id = pe.id and a.deleted_at is null
       left join jobs j on a.account_type = 'EARNINGS_BALANCE' and j.earnings_balance_account_id = a.id
       left join organizations o on o.id = j.organization_id
       left join organization_policies p on p.organization_id = j.organization_id
-      left join accounts d on d.id = coalesce(${input.destinationId ?? null}::uuid,
-          j.direct_deposit_default_depository_id)
+      left join accounts d on d.id = coalesce(r.destination_id, j.direct_deposit_default_depository_id)
         and d.person_id = pe.id and d.deleted_at is null
       left join ledger_accounts la on la.account_id = a.id
-    where pe.id = ${input.personId}::uuid and ${guard}
-    ${input.lock ? sql`for update of pe` : sql``}`.compile(db);
+    where ${guard(sql`r.n`)}
+    order by pe.id
+    ${lock ? sql`for update of pe` : sql``}`.compile(db);
 }
 
 /** What the context statement found; undefined when the person does not exist (or the guard did not hold). */
@@ -113,12 +147,12 @@ interface MoneyStateRow {
 }
 
 /**
- * The money state of an advance in one statement, sent after the context statement in the same batch: a statement
- * takes its snapshot when it starts, so this one sees everything committed before the person's lock was granted,
- * where a statement that waited for the lock would read the other tables as they were before it waited. It finds
- * the job and destination from the origin by itself, as the context statement does. They are compared as scalar
- * subqueries (one value each), so that the plan looks the job's paychecks up by index even on tables never analyzed:
- * a join to the CTE, planned without statistics, hash-joined every open paycheck.
+ * The money state of each advance, in one statement sent after the context statement in the same batch: a statement
+ * takes its snapshot when it starts, so this one sees everything committed before the people's locks were granted,
+ * where a statement that waited for a lock would read the other tables as they were before it waited. It finds each
+ * job and destination from the origin by itself, as the context statement does, and compares them as correlated
+ * values, so that the plan looks the job's paychecks up by index even on tables never analyzed: a join, planned
+ * without statistics, hash-joined every open paycheck.
  *
  * The balance is the sum of the open paychecks' untaken shares, not a sum over the ledger: the two are equal by
  * invariant (ledger/invariants.ts, checked after every step of the property test), and this sum is bounded by the
@@ -126,45 +160,41 @@ interface MoneyStateRow {
  */
 export function moneyStateStatement(
   db: Compiler,
-  input: {
-    personId: string;
-    originId: string;
-    destinationId: string | undefined;
-    amountMinor: number;
-    clientId: string | undefined;
-    recentSince: Date;
-    /** Undefined when the duplicate check is off. */
-    twinSince: Date | undefined;
-  },
-  guard: RawBuilder<unknown>,
+  plans: readonly AdvanceReadPlan[],
+  guard: ReadGuard,
 ): CompiledQuery {
-  const person = sql`${input.personId}::uuid`;
-  const twinSince = sql`${input.twinSince?.toISOString() ?? null}::timestamptz`;
-  return sql`with origin as (select j.id as job_id, d.id as destination_id
-      from accounts a
-        join jobs j on j.earnings_balance_account_id = a.id
-        left join accounts d on d.id = coalesce(${input.destinationId ?? null}::uuid,
-            j.direct_deposit_default_depository_id)
-          and d.person_id = a.person_id and d.deleted_at is null
-      where a.id = ${input.originId}::uuid and a.person_id = ${person} and a.deleted_at is null
-        and a.account_type = 'EARNINGS_BALANCE')
-    select r.recent_count, r.recent_minor,
-      (${twinSince} is not null and exists (select 1 from transfers t
-        where t.destination_account_id = (select destination_id from origin) and t.person_id = ${person}
-          and t.amount_minor = ${input.amountMinor} and t.origin_account_id is not null and t.status <> 'FAILED' and t.submitted_at > ${twinSince})) as twin,
-      (${input.clientId ?? null}::uuid is not null
-        and exists (select 1 from transfers where id = ${input.clientId ?? null}::uuid)) as id_taken,
+  const column = <T>(pick: (plan: AdvanceReadPlan) => T) => plans.map(pick);
+  return sql`select r.n::integer as n, recent.recent_count, recent.recent_minor,
+      (r.twin_since is not null and exists (select 1 from transfers t
+        where t.destination_account_id = o.destination_id and t.person_id = r.person_id
+          and t.amount_minor = r.amount and t.origin_account_id is not null and t.status <> 'FAILED'
+          and t.submitted_at > r.twin_since)) as twin,
+      (r.client_id is not null and exists (select 1 from transfers t where t.id = r.client_id)) as id_taken,
       coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor)
           order by f.pay_period_starts_at, f.id)
         from (select p.id, p.pay_period_starts_at, p.accessible_minor - p.total_debited_minor as remaining_minor
           from paychecks p
-          where p.job_id = (select job_id from origin) and p.status in ('ESTIMATED', 'PROCESSING')
+          where p.job_id = o.job_id and p.status in ('ESTIMATED', 'PROCESSING')
             and p.accessible_minor > p.total_debited_minor) f),
         '[]'::json) as fundable
-    from (select count(*)::integer as recent_count, coalesce(sum(amount_minor), 0)::bigint as recent_minor
-        from transfers where person_id = ${person} and origin_account_id is not null and status <> 'FAILED'
-          and submitted_at > ${input.recentSince.toISOString()}::timestamptz) r
-    where ${guard}`.compile(db);
+    from unnest(${column((p) => p.personId)}::uuid[], ${column((p) => p.originId)}::uuid[],
+        ${column((p) => p.destinationId ?? null)}::uuid[], ${column((p) => p.amountMinor)}::bigint[],
+        ${column((p) => p.clientId ?? null)}::uuid[], ${column((p) => p.recentSince.toISOString())}::timestamptz[],
+        ${column((p) => p.twinSince?.toISOString() ?? null)}::timestamptz[])
+        with ordinality as r(person_id, origin_id, destination_id, amount, client_id, recent_since, twin_since, n)
+      left join lateral (select j.id as job_id, d.id as destination_id
+          from accounts a
+            join jobs j on j.earnings_balance_account_id = a.id
+            left join accounts d on d.id = coalesce(r.destination_id, j.direct_deposit_default_depository_id)
+              and d.person_id = a.person_id and d.deleted_at is null
+          where a.id = r.origin_id and a.person_id = r.person_id and a.deleted_at is null
+            and a.account_type = 'EARNINGS_BALANCE') o on true
+      cross join lateral (select count(*)::integer as recent_count,
+            coalesce(sum(t.amount_minor), 0)::bigint as recent_minor
+          from transfers t
+          where t.person_id = r.person_id and t.origin_account_id is not null and t.status <> 'FAILED'
+            and t.submitted_at > r.recent_since) recent
+    where ${guard(sql`r.n`)}`.compile(db);
 }
 
 export function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyState | undefined {
@@ -182,36 +212,45 @@ export function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyS
 }
 
 /**
- * Writes an advance in one statement: the transfer, its estimated funding sources, what it takes from each
- * paycheck, and its ledger movement. A transfer id taken since it was checked fails the statement with a unique
+ * Writes advances in one statement: the transfers, their estimated funding sources, what each takes from each
+ * paycheck, and their ledger movements. A transfer id taken since it was checked fails the statement with a unique
  * violation of transfers_pkey (see isTransferIdTaken), so nothing is written.
  */
-export function writeAdvanceStatement(
-  db: Compiler,
-  row: TransferRow,
-  sources: readonly FundingSourceRow[],
-  movement: Movement,
-): CompiledQuery {
-  const ctes = movementWrites([movement]);
+export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWrite[]): CompiledQuery {
+  const ctes = movementWrites(writes.map((write) => write.movement));
   if (!ctes) throw new Error('an advance moves money: its movement has lines');
-  const paycheckIds = sources.map((s) => s.paycheck_id);
-  const amounts = sources.map((s) => s.amount_minor);
+  const rows = writes.map((write) => write.row);
+  const row = <T>(pick: (row: TransferRow) => T) => rows.map(pick);
+  const sources = writes.flatMap((write) => write.sources);
+  const source = <T>(pick: (source: FundingSourceRow) => T) => sources.map(pick);
+  const debitedAt = new Map(rows.map((r) => [r.id, r.submitted_at.toISOString()]));
   return sql`with transfer_written as (
       insert into transfers (id, person_id, origin_account_id, origin_paycheck_id, destination_account_id,
         amount_minor, fee_minor, currency, schedule, status, rail_reference, settle_after, submitted_at)
-      values (${row.id}::uuid, ${row.person_id}::uuid, ${row.origin_account_id}::uuid, null,
-        ${row.destination_account_id}::uuid, ${row.amount_minor}, ${row.fee_minor}, ${row.currency}, ${row.schedule},
-        'PENDING', ${row.rail_reference}, ${row.settle_after?.toISOString() ?? null}::timestamptz,
-        ${row.submitted_at.toISOString()}::timestamptz)
+      select t.id, t.person_id, t.origin_id, null, t.destination_id, t.amount, t.fee, t.currency, t.schedule, 'PENDING',
+        t.rail_reference, t.settle_after, t.submitted_at
+      from unnest(${row((r) => r.id)}::uuid[], ${row((r) => r.person_id)}::uuid[],
+          ${row((r) => r.origin_account_id)}::uuid[], ${row((r) => r.destination_account_id)}::uuid[],
+          ${row((r) => r.amount_minor)}::bigint[], ${row((r) => r.fee_minor)}::bigint[], ${row((r) => r.currency)}::text[],
+          ${row((r) => r.schedule)}::text[], ${row((r) => r.rail_reference)}::text[],
+          ${row((r) => r.settle_after?.toISOString() ?? null)}::timestamptz[],
+          ${row((r) => r.submitted_at.toISOString())}::timestamptz[])
+        as t(id, person_id, origin_id, destination_id, amount, fee, currency, schedule, rail_reference, settle_after,
+          submitted_at)
       returning id),
     sources_written as (insert into funding_sources (transfer_id, paycheck_id, stage, amount_minor, currency)
-      select t.id, s.paycheck_id, 'ESTIMATED', s.amount, ${row.currency}
-      from transfer_written t,
-        unnest(${paycheckIds}::uuid[], ${amounts}::bigint[]) with ordinality as s(paycheck_id, amount, n)
+      select t.id, s.paycheck_id, 'ESTIMATED', s.amount, s.currency
+      from unnest(${source((s) => s.transfer_id)}::uuid[], ${source((s) => s.paycheck_id)}::uuid[],
+          ${source((s) => s.amount_minor)}::bigint[], ${source((s) => s.currency)}::text[])
+          with ordinality as s(transfer_id, paycheck_id, amount, currency, n)
+        join transfer_written t on t.id = s.transfer_id
       order by s.n),
     paychecks_debited as (update paychecks p set total_debited_minor = p.total_debited_minor + s.amount,
-        updated_at = ${row.submitted_at.toISOString()}::timestamptz
-      from unnest(${paycheckIds}::uuid[], ${amounts}::bigint[]) as s(id, amount)
+        updated_at = s.debited_at
+      from (select d.id, sum(d.amount) as amount, max(d.debited_at) as debited_at
+          from unnest(${source((s) => s.paycheck_id)}::uuid[], ${source((s) => s.amount_minor)}::bigint[],
+            ${source((s) => debitedAt.get(s.transfer_id) ?? null)}::timestamptz[]) as d(id, amount, debited_at)
+          group by d.id) s
       where p.id = s.id),
     ${ctes}
     select count(*)::integer as written from transfer_written`.compile(db);

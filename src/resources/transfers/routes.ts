@@ -149,11 +149,12 @@ function idempotencyKeyOf(request: FastifyRequest): string {
 /** The advance as keyed work: its view becomes the answer stored under the key. */
 function answered(work: AdvanceWork, answer: (view: TransferView) => StoredResponse): KeyedWork {
   return {
-    reads: work.reads,
+    kind: work.kind,
+    plan: work.plan,
     refusalOf: work.refusalOf,
-    decide: async (outcomes, runner) => {
-      const { view, writes } = await work.decide(outcomes, runner);
-      return { answer: answer(view), writes };
+    decide: async (reads, runner) => {
+      const { view, write } = await work.decide(reads, runner);
+      return { answer: answer(view), write };
     },
   };
 }

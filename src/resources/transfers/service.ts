@@ -1,25 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { DB } from '../../db/schema.ts';
-import { type BatchOutcome, firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
+import { firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { type JobTerms, loadJobTerms } from '../../earnings/job-terms.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { SystemLedger } from '../../ledger/ledger-accounts.ts';
 import { isUuid } from '../../platform/filters.ts';
+import type { WorkKind } from '../../platform/idempotency.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { PaymentRail } from '../../rails/payment-rail.ts';
 import { feeFor, fundFifo, type Schedule } from './advance-rules.ts';
 import {
   type AdvanceContext,
+  type AdvanceReadPlan,
+  type AdvanceWrite,
   advanceContextStatement,
   isTransferIdTaken,
   type MoneyState,
   moneyStateStatement,
   readAdvanceContext,
   readMoneyState,
-  writeAdvanceStatement,
+  writeAdvancesStatement,
 } from './advance-store.ts';
 import {
   type FundingSourceRow,
@@ -49,13 +52,15 @@ export interface TransferView {
   preview: boolean;
 }
 
-/** An advance as a request's two round trips: see TransferService.advance. */
+/** An advance as a request's two round trips, alone or with others of its kind: see TransferService.advance. */
 export interface AdvanceWork {
-  reads(guard: RawBuilder<unknown>): CompiledQuery[];
+  kind: WorkKind<AdvanceReadPlan, AdvanceWrite>;
+  plan: AdvanceReadPlan;
+  /** From this advance's rows of the kind's read statements: the advance, and what it writes unless a preview. */
   decide(
-    outcomes: readonly BatchOutcome[],
+    reads: readonly Record<string, unknown>[][],
     runner: Kysely<DB>,
-  ): Promise<{ view: TransferView; writes: CompiledQuery[] }>;
+  ): Promise<{ view: TransferView; write: AdvanceWrite | undefined }>;
   /** The refusal a failed write stands for: a client id taken by a transfer written since it was checked. */
   refusalOf(error: unknown): AppError | undefined;
 }
@@ -89,9 +94,19 @@ function refuse(code: ConstructorParameters<typeof AppError>[0], detail: string,
  */
 export class TransferService {
   readonly #options: TransferServiceOptions;
+  /** Advances read and written together: one statement each for any number of them. */
+  readonly advances: WorkKind<AdvanceReadPlan, AdvanceWrite>;
 
   constructor(options: TransferServiceOptions) {
     this.#options = options;
+    const { db } = options;
+    this.advances = {
+      reads: (plans, fresh) => [
+        advanceContextStatement(db, plans, fresh),
+        moneyStateStatement(db, plans, fresh),
+      ],
+      writes: (writes) => [writeAdvancesStatement(db, writes)],
+    };
   }
 
   async list(personId: string, query: ListQuery, limit: number): Promise<TransferView[]> {
@@ -114,8 +129,16 @@ export class TransferService {
   create(personId: string, request: TransferRequest, now: Date): Promise<TransferView> {
     return withTransaction(this.#options.db, async (tx) => {
       const work = this.advance(personId, request, () => now);
-      const { view, writes } = await work.decide(await runBatch(tx, work.reads(sql`true`)), tx);
-      const failure = firstFailure(await runBatch(tx, writes));
+      const read = await runBatch(
+        tx,
+        work.kind.reads([work.plan], () => sql`true`),
+      );
+      const { view, write } = await work.decide(
+        read.map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
+        tx,
+      );
+      if (write === undefined) return view;
+      const failure = firstFailure(await runBatch(tx, work.kind.writes([write])));
       if (failure !== undefined) throw work.refusalOf(failure) ?? failure;
       return view;
     });
@@ -123,43 +146,32 @@ export class TransferService {
 
   /**
    * An advance as two batches of statements in the caller's transaction (which also holds the request's
-   * idempotency key): `reads` locks the person and reads what the checks need, `decide` checks and prices the
-   * advance from what they found and returns the statements that write it. A preview runs every check, computes fee
-   * and funding, and writes nothing.
+   * idempotency key), alone or read and written together with others of its kind (`advances`): its plan tells the
+   * reads what to lock and read; `decide` checks and prices the advance from what they found and returns what it
+   * writes. A preview runs every check, computes fee and funding, and writes nothing.
    */
   advance(personId: string, request: TransferRequest, clock: () => Date): AdvanceWork {
-    const db = this.#options.db;
     // The 24-hour limit and the duplicate window are counted back from before the lock is taken, so a wait for the
     // lock can only widen them.
     const startedAt = clock();
     const { duplicateWindowMs } = this.#options;
     const uuidOr = (id: string | undefined) => (id === undefined || isUuid(id) ? id : NIL_UUID);
     return {
-      reads: (guard) => {
-        // An id that is no UUID names no account: the checks refuse it in their turn.
-        const originId = uuidOr(request.originId) ?? NIL_UUID;
-        const destinationId = uuidOr(request.destinationId);
-        return [
-          advanceContextStatement(db, { personId, originId, destinationId, lock: !request.preview }, guard),
-          moneyStateStatement(
-            db,
-            {
-              personId,
-              originId,
-              destinationId,
-              amountMinor: request.amountMinor,
-              clientId: request.id === undefined ? undefined : request.id.toLowerCase(),
-              recentSince: new Date(startedAt.getTime() - DAY_MS),
-              twinSince:
-                duplicateWindowMs > 0 ? new Date(startedAt.getTime() - duplicateWindowMs) : undefined,
-            },
-            guard,
-          ),
-        ];
+      kind: this.advances,
+      // An id that is no UUID names no account: the checks refuse it in their turn.
+      plan: {
+        personId,
+        originId: uuidOr(request.originId) ?? NIL_UUID,
+        destinationId: uuidOr(request.destinationId),
+        amountMinor: request.amountMinor,
+        clientId: request.id === undefined ? undefined : request.id.toLowerCase(),
+        recentSince: new Date(startedAt.getTime() - DAY_MS),
+        twinSince: duplicateWindowMs > 0 ? new Date(startedAt.getTime() - duplicateWindowMs) : undefined,
+        preview: request.preview,
       },
-      decide: async (outcomes, runner) => {
-        const context = readAdvanceContext(rowsOf(outcomes[0]));
-        const money = readMoneyState(rowsOf(outcomes[1]));
+      decide: async (reads, runner) => {
+        const context = readAdvanceContext(reads[0] ?? []);
+        const money = readMoneyState(reads[1] ?? []);
         return this.decide({ personId, request, context, money, clock, runner });
       },
       refusalOf: (error) => (isTransferIdTaken(error) ? idTaken(request.id ?? '') : undefined),
@@ -192,7 +204,7 @@ export class TransferService {
     money: MoneyState | undefined;
     clock: () => Date;
     runner: Kysely<DB>;
-  }): Promise<{ view: TransferView; writes: CompiledQuery[] }> {
+  }): Promise<{ view: TransferView; write: AdvanceWrite | undefined }> {
     const { personId, request, context, runner } = input;
     const originLink = () =>
       refuse(
@@ -291,8 +303,8 @@ export class TransferService {
       currency,
     }));
     const view = { row, sources, preview: request.preview };
-    if (request.preview) return { view, writes: [] };
-    const write = writeAdvanceStatement(this.#options.db, row, sources, {
+    if (request.preview) return { view, write: undefined };
+    const movement: AdvanceWrite['movement'] = {
       kind: 'ADVANCE_SUBMITTED',
       transferId: id,
       postedAt: now,
@@ -311,8 +323,8 @@ export class TransferService {
         },
         { ledgerAccountId: system.FEE_REVENUE, direction: 'CREDIT', amountMinor: fee, currency },
       ],
-    });
-    return { view, writes: [write] };
+    };
+    return { view, write: { row, sources, movement } };
   }
 }
 

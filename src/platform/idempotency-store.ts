@@ -1,0 +1,95 @@
+import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import type { KeyedRequest, StoredResponse } from './idempotency.ts';
+
+/** The SQL of idempotency keys (table idempotency_keys), for one request or a batch of them. */
+
+export interface KeyRow {
+  request_hash: string;
+  response_status: number;
+  response_body: string;
+  expires_at: Date;
+}
+
+/** What holding a key found, one row per request in the order given. */
+export interface HoldRow {
+  locked: boolean;
+  request_hash: string | null;
+  response_status: number;
+  response_body: string;
+  expires_at: Date | null;
+}
+
+/**
+ * True in SQL once request `n` (1-based) of the transaction holds its key and the key has no live answer: the
+ * condition a request's reads put on themselves, so that a request that will not run locks nothing.
+ */
+export function freshRequest(n: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`${n}::text = any(string_to_array(current_setting('ewa.fresh_requests', true), ','))`;
+}
+
+/**
+ * Takes each request's key for this transaction (a transaction-scoped advisory lock, tried, never waited for),
+ * reads its stored answer and, once the key is held, forgets that answer if it has expired: the request is new.
+ * Marks the fresh requests (key held, no live answer) for `freshRequest`, and sets the transaction's
+ * `idle_in_transaction_session_timeout` to `lockMs`. Each lock is taken in a CTE that both the delete and the
+ * answer read, so it is taken exactly once; the delete's snapshot is the statement's, so the answer returned is the
+ * row as it was before it was forgotten.
+ */
+export function holdKeysStatement(
+  db: Kysely<DB>,
+  requests: readonly KeyedRequest[],
+  lockMs: number,
+): CompiledQuery {
+  const scopes = requests.map((request) => request.scope);
+  const keys = requests.map((request) => request.key);
+  const nows = requests.map((request) => request.now.toISOString());
+  return sql`with r as (select * from unnest(${scopes}::text[], ${keys}::text[], ${nows}::timestamptz[])
+        with ordinality as r(scope, key, now, n)),
+      h as materialized (
+        select r.n, r.scope, r.key, r.now,
+          pg_try_advisory_xact_lock(hashtextextended(r.scope || ' ' || r.key, 0)) as locked,
+          k.request_hash, k.response_status, k.response_body, k.expires_at
+        from r left join idempotency_keys k on k.scope = r.scope and k.key = r.key),
+      forgotten as (delete from idempotency_keys k using h
+        where h.locked and k.scope = h.scope and k.key = h.key and k.expires_at <= h.now)
+    select set_config('idle_in_transaction_session_timeout', ${String(lockMs)}, true) as idle_limit,
+      set_config('ewa.fresh_requests', (select coalesce(string_agg(f.n::text, ','), '') from h f
+        where f.locked and (f.expires_at is null or f.expires_at <= f.now)), true) as fresh,
+      h.locked, h.request_hash, h.response_status, h.response_body, h.expires_at
+    from h order by h.n`.compile(db);
+}
+
+/** The answers, stored with the requests' effects; a live answer under one of the keys fails it (isKeyAnswered). */
+export function insertAnswersStatement(
+  db: Kysely<DB>,
+  answered: readonly { request: KeyedRequest; answer: StoredResponse }[],
+  ttlMs: number,
+): CompiledQuery {
+  const column = <T>(pick: (entry: { request: KeyedRequest; answer: StoredResponse }) => T) =>
+    answered.map(pick);
+  return sql`insert into idempotency_keys (scope, key, request_hash, response_status, response_body, created_at,
+      expires_at)
+    select * from unnest(${column((e) => e.request.scope)}::text[], ${column((e) => e.request.key)}::text[],
+      ${column((e) => e.request.fingerprint)}::text[], ${column((e) => e.answer.status)}::integer[],
+      ${column((e) => e.answer.body)}::text[], ${column((e) => e.request.now.toISOString())}::timestamptz[],
+      ${column((e) => expiresAt(e.request, ttlMs))}::timestamptz[])`.compile(db);
+}
+
+export function expiresAt(request: KeyedRequest, ttlMs: number): string {
+  return new Date(request.now.getTime() + ttlMs).toISOString();
+}
+
+/** The request's live answer, if its key has one. */
+export async function readAnswer(runner: Kysely<DB>, request: KeyedRequest): Promise<KeyRow | undefined> {
+  const { rows } = await sql<KeyRow>`select request_hash, response_status, response_body, expires_at
+    from idempotency_keys where scope = ${request.scope} and key = ${request.key}
+      and expires_at > ${request.now.toISOString()}::timestamptz`.execute(runner);
+  return rows[0];
+}
+
+/** The answer could not be stored: a live answer is under the key already. */
+export function isKeyAnswered(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'idempotency_keys_pkey';
+}
