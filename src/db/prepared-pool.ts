@@ -1,6 +1,16 @@
-import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import { CompiledQuery, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 import { type BatchOutcome, type BatchStatements, isBatch } from './statement-batch.ts';
+
+/**
+ * Sent first in a transaction whose statements should keep their generic plan. Statements over arrays (unnest) are
+ * estimated at a hundred rows in their generic plan and at their true length in a custom one, so PostgreSQL never
+ * finds the generic plan cheap enough and plans them again on every call: on the advance path that planning cost
+ * more than running them. Their generic plans look rows up by index, as a custom plan for a few rows does.
+ */
+export const GENERIC_PLANS = CompiledQuery.raw(
+  "select set_config('plan_cache_mode', 'force_generic_plan', true) as plan_cache_mode",
+);
 
 /** Distinct statements prepared on one connection; statements beyond these run unprepared. */
 const PREPARED_PER_CONNECTION = 1_000;

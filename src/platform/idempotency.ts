@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { GENERIC_PLANS } from '../db/prepared-pool.ts';
 import type { DB } from '../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -112,7 +113,7 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 /**
  * Idempotency keys of POST requests (table idempotency_keys), scoped to the caller. A key is held by the
  * transaction that runs its request, and the request costs two round trips to the database (statement batches):
- *   1. BEGIN; hold the key in one statement: a transaction-scoped advisory lock (another request with the key
+ *   1. BEGIN; generic plans for the transaction (GENERIC_PLANS); hold the key in one statement: a transaction-scoped advisory lock (another request with the key
  *      meanwhile is 409 IDEMPOTENCY_KEY_LOCKED), any stored answer (replayed when the body is the same,
  *      INVALID_IDEMPOTENCY_KEY when not), and an expired answer forgotten; the work's reads, which do nothing unless
  *      the key is fresh;
@@ -199,19 +200,20 @@ export class IdempotencyKeys {
     try {
       const held = await runBatch(connection, [
         BEGIN,
+        GENERIC_PLANS,
         holdKeysStatement(this.#db, [request], this.#options.lockMs),
         ...work.kind.reads([work.plan], freshRequest),
       ]);
       const failure = firstFailure(held);
       if (failure) throw failure;
-      const hold = rowsOf<HoldRow>(held[1])[0];
+      const hold = rowsOf<HoldRow>(held[2])[0];
       if (!hold?.locked) throw keyLocked();
       const live = liveAnswer(hold, request);
       if (live) return { kind: 'answer', answer: live };
       let decision: Awaited<ReturnType<KeyedWork['decide']>>;
       try {
         decision = await work.decide(
-          held.slice(2).map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
+          held.slice(3).map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
           connection,
         );
       } catch (error) {

@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { GENERIC_PLANS } from '../db/prepared-pool.ts';
 import type { DB } from '../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -176,6 +177,7 @@ export class KeyedBatcher {
     try {
       const held = await runBatch(connection, [
         BEGIN,
+        GENERIC_PLANS,
         holdKeysStatement(
           this.#db,
           items.map((item) => item.request),
@@ -187,8 +189,8 @@ export class KeyedBatcher {
         ),
       ]);
       if (firstFailure(held) !== undefined) return undefined;
-      const holds = rowsOf<HoldRow>(held[1]);
-      const found = held.slice(2).map((outcome) => rowsOf<Record<string, unknown>>(outcome));
+      const holds = rowsOf<HoldRow>(held[2]);
+      const found = held.slice(3).map((outcome) => rowsOf<Record<string, unknown>>(outcome));
       const verdicts: Verdict[] = [];
       for (const [index, item] of items.entries())
         verdicts.push(await this.#decide(item, holds[index], readsOf(found, index + 1), connection));

@@ -21,6 +21,8 @@ import type {
  * meanwhile (an operator deactivating the job, a deleted account), and the advance is checked against what the
  * first statement read.
  *
+ * They are meant for a transaction that keeps generic plans (GENERIC_PLANS in db/prepared-pool.ts, sent first).
+ *
  * Each read takes a `guard` on `n`, a condition that must hold for advance n to read (and lock) anything: the
  * idempotency layer passes "this request holds a fresh key", so a request whose key is busy or answered neither
  * locks nor reads.
@@ -85,10 +87,7 @@ export function advanceContextStatement(
   guard: ReadGuard,
 ): CompiledQuery {
   const lock = plans.some((plan) => !plan.preview);
-  // The write statement's custom plan (the planner knows the lengths of its arrays) is never much cheaper than its
-  // generic one, but planning it again on every advance cost a tenth of the database's time: for the rest of this
-  // transaction, prepared statements keep their first plan.
-  return sql`select set_config('plan_cache_mode', 'force_generic_plan', true) as plan_cache_mode, r.n::integer as n,
+  return sql`select r.n::integer as n,
       pe.disallow_reason, pe.state_of_residence,
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
       ${JOB_TERMS_COLUMNS},

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { GENERIC_PLANS } from '../../db/prepared-pool.ts';
 import type { DB } from '../../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
 import { withTransaction } from '../../db/transaction.ts';
@@ -129,12 +130,9 @@ export class TransferService {
   create(personId: string, request: TransferRequest, now: Date): Promise<TransferView> {
     return withTransaction(this.#options.db, async (tx) => {
       const work = this.advance(personId, request, () => now);
-      const read = await runBatch(
-        tx,
-        work.kind.reads([work.plan], () => sql`true`),
-      );
+      const read = await runBatch(tx, [GENERIC_PLANS, ...work.kind.reads([work.plan], () => sql`true`)]);
       const { view, write } = await work.decide(
-        read.map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
+        read.slice(1).map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
         tx,
       );
       if (write === undefined) return view;
