@@ -12,6 +12,13 @@ export const GENERIC_PLANS = CompiledQuery.raw(
   "select set_config('plan_cache_mode', 'force_generic_plan', true) as plan_cache_mode",
 );
 
+/**
+ * A statement whose text starts with this comment is never prepared: PostgreSQL plans it on every call, for the
+ * values and table sizes of that call. For a statement whose kept plan could be made while a table it reads was
+ * nearly empty and then kept as the table grows (see idempotency-store.ts).
+ */
+export const PLANNED_EACH_CALL = '/* planned each call */';
+
 /** Distinct statements prepared on one connection; statements beyond these run unprepared. */
 const PREPARED_PER_CONNECTION = 1_000;
 
@@ -47,6 +54,7 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
 function preparingClient(client: pg.PoolClient, names: Map<string, string>): PostgresPoolClient {
   const nameFor = (text: string, parameters: readonly unknown[]): string | undefined => {
     if (parameters.length === 0 || parameters.length > MAX_PREPARED_PARAMETERS) return undefined;
+    if (text.startsWith(PLANNED_EACH_CALL)) return undefined;
     const known = names.get(text);
     if (known !== undefined || names.size >= PREPARED_PER_CONNECTION) return known;
     const name = `ewa_${names.size + 1}`;

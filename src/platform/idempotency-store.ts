@@ -1,4 +1,5 @@
 import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import { PLANNED_EACH_CALL } from '../db/prepared-pool.ts';
 import type { DB } from '../db/schema.ts';
 import type { KeyedRequest, StoredResponse } from './idempotency.ts';
 
@@ -34,7 +35,12 @@ export function freshRequest(n: RawBuilder<unknown>): RawBuilder<unknown> {
  * Marks the fresh requests (key held, no live answer) for `freshRequest`, and sets the transaction's
  * `idle_in_transaction_session_timeout` to `lockMs`. Each lock is taken in a CTE that both the delete and the
  * answer read, so it is taken exactly once; the delete's snapshot is the statement's, so the answer returned is the
- * row as it was before it was forgotten.
+ * row as it was before it was forgotten. The delete names the rows it read (by ctid), so a row a retry replaced
+ * meanwhile is not the row read and stays.
+ *
+ * It is planned on every call (PLANNED_EACH_CALL): a plan kept from when the table was empty (a hash join over it,
+ * a scan for the rows to delete) grew slower with every answer stored. Each plan knows how many keys it holds and
+ * how large the table is now, so it looks the keys up by primary key and deletes the rows it read by address.
  */
 export function holdKeysStatement(
   db: Kysely<DB>,
@@ -44,15 +50,14 @@ export function holdKeysStatement(
   const scopes = requests.map((request) => request.scope);
   const keys = requests.map((request) => request.key);
   const nows = requests.map((request) => request.now.toISOString());
-  return sql`with r as (select * from unnest(${scopes}::text[], ${keys}::text[], ${nows}::timestamptz[])
+  return sql`${sql.raw(PLANNED_EACH_CALL)} with r as (select * from unnest(${scopes}::text[], ${keys}::text[], ${nows}::timestamptz[])
         with ordinality as r(scope, key, now, n)),
       h as materialized (
-        select r.n, r.scope, r.key, r.now,
-          pg_try_advisory_xact_lock(hashtextextended(r.scope || ' ' || r.key, 0)) as locked,
-          k.request_hash, k.response_status, k.response_body, k.expires_at
+        select r.n, r.now, pg_try_advisory_xact_lock(hashtextextended(r.scope || ' ' || r.key, 0)) as locked,
+          k.ctid as row_id, k.request_hash, k.response_status, k.response_body, k.expires_at
         from r left join idempotency_keys k on k.scope = r.scope and k.key = r.key),
-      forgotten as (delete from idempotency_keys k using h
-        where h.locked and k.scope = h.scope and k.key = h.key and k.expires_at <= h.now)
+      forgotten as (delete from idempotency_keys k
+        where k.ctid = any(array(select h.row_id from h where h.locked and h.expires_at <= h.now)))
     select set_config('idle_in_transaction_session_timeout', ${String(lockMs)}, true) as idle_limit,
       set_config('ewa.fresh_requests', (select coalesce(string_agg(f.n::text, ','), '') from h f
         where f.locked and (f.expires_at is null or f.expires_at <= f.now)), true) as fresh,

@@ -113,10 +113,10 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 /**
  * Idempotency keys of POST requests (table idempotency_keys), scoped to the caller. A key is held by the
  * transaction that runs its request, and the request costs two round trips to the database (statement batches):
- *   1. BEGIN; generic plans for the transaction (GENERIC_PLANS); hold the key in one statement: a transaction-scoped advisory lock (another request with the key
+ *   1. BEGIN; hold the key in one statement: a transaction-scoped advisory lock (another request with the key
  *      meanwhile is 409 IDEMPOTENCY_KEY_LOCKED), any stored answer (replayed when the body is the same,
  *      INVALID_IDEMPOTENCY_KEY when not), and an expired answer forgotten; the work's reads, which do nothing unless
- *      the key is fresh;
+ *      the key is fresh, with the plans they keep (GENERIC_PLANS);
  *   2. the work's writes, the answer, COMMIT.
  * So an answer and its effects commit together or not at all, and a process that dies mid-request leaves nothing
  * behind: PostgreSQL rolls its transaction back and frees the key. A request whose process stops answering is
@@ -200,13 +200,13 @@ export class IdempotencyKeys {
     try {
       const held = await runBatch(connection, [
         BEGIN,
-        GENERIC_PLANS,
         holdKeysStatement(this.#db, [request], this.#options.lockMs),
+        GENERIC_PLANS,
         ...work.kind.reads([work.plan], freshRequest),
       ]);
       const failure = firstFailure(held);
       if (failure) throw failure;
-      const hold = rowsOf<HoldRow>(held[2])[0];
+      const hold = rowsOf<HoldRow>(held[1])[0];
       if (!hold?.locked) throw keyLocked();
       const live = liveAnswer(hold, request);
       if (live) return { kind: 'answer', answer: live };

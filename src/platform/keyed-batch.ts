@@ -177,19 +177,19 @@ export class KeyedBatcher {
     try {
       const held = await runBatch(connection, [
         BEGIN,
-        GENERIC_PLANS,
         holdKeysStatement(
           this.#db,
           items.map((item) => item.request),
           this.#options.lockMs,
         ),
+        GENERIC_PLANS,
         ...kind.reads(
           items.map((item) => item.work.plan),
           freshRequest,
         ),
       ]);
       if (firstFailure(held) !== undefined) return undefined;
-      const holds = rowsOf<HoldRow>(held[2]);
+      const holds = rowsOf<HoldRow>(held[1]);
       const found = held.slice(3).map((outcome) => rowsOf<Record<string, unknown>>(outcome));
       const verdicts: Verdict[] = [];
       for (const [index, item] of items.entries())

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { preparingPool } from '../../src/db/prepared-pool.ts';
+import { PLANNED_EACH_CALL, preparingPool } from '../../src/db/prepared-pool.ts';
 import { POSTGRES_URL } from '../helpers/test-database.ts';
 
 /** One connection, so that every statement below runs in the session whose prepared statements are counted. */
@@ -41,6 +41,11 @@ test('statements with parameters are prepared once per connection and reused; bu
     n: number;
   }>`select cardinality(array[${sql.join(many)}]::integer[]) as n`.execute(db);
   assert.equal(rows[0]!.n, 65);
+  assert.deepEqual(await prepared(), afterTwo, 'nothing was prepared for it');
+
+  // A statement marked to be planned on every call is sent unprepared.
+  const each = await sql<{ v: number }>`${sql.raw(PLANNED_EACH_CALL)} select ${7}::integer as v`.execute(db);
+  assert.equal(each.rows[0]!.v, 7);
   assert.deepEqual(await prepared(), afterTwo, 'nothing was prepared for it');
 
   // A statement the server refuses is not remembered as prepared: it fails the same way each time.

@@ -212,7 +212,8 @@ export function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyS
 
 /**
  * Writes advances in one statement: the transfers, their estimated funding sources, what each takes from each
- * paycheck, and their ledger movements. A transfer id taken since it was checked fails the statement with a unique
+ * paycheck (found by primary key, so a plan kept from when the table was small never scans it), and their ledger
+ * movements. A transfer id taken since it was checked fails the statement with a unique
  * violation of transfers_pkey (see isTransferIdTaken), so nothing is written.
  */
 export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWrite[]): CompiledQuery {
@@ -222,7 +223,10 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
   const row = <T>(pick: (row: TransferRow) => T) => rows.map(pick);
   const sources = writes.flatMap((write) => write.sources);
   const source = <T>(pick: (source: FundingSourceRow) => T) => sources.map(pick);
-  const debitedAt = new Map(rows.map((r) => [r.id, r.submitted_at.toISOString()]));
+  const paycheckIds = source((s) => s.paycheck_id);
+  const stampOf = new Map(rows.map((r) => [r.id, r.submitted_at.toISOString()]));
+  const debits = sql`unnest(${paycheckIds}::uuid[], ${source((s) => s.amount_minor)}::bigint[],
+    ${source((s) => stampOf.get(s.transfer_id) ?? null)}::timestamptz[]) as d(id, amount, at)`;
   return sql`with transfer_written as (
       insert into transfers (id, person_id, origin_account_id, origin_paycheck_id, destination_account_id,
         amount_minor, fee_minor, currency, schedule, status, rail_reference, settle_after, submitted_at)
@@ -244,13 +248,10 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
           with ordinality as s(transfer_id, paycheck_id, amount, currency, n)
         join transfer_written t on t.id = s.transfer_id
       order by s.n),
-    paychecks_debited as (update paychecks p set total_debited_minor = p.total_debited_minor + s.amount,
-        updated_at = s.debited_at
-      from (select d.id, sum(d.amount) as amount, max(d.debited_at) as debited_at
-          from unnest(${source((s) => s.paycheck_id)}::uuid[], ${source((s) => s.amount_minor)}::bigint[],
-            ${source((s) => debitedAt.get(s.transfer_id) ?? null)}::timestamptz[]) as d(id, amount, debited_at)
-          group by d.id) s
-      where p.id = s.id),
+    paychecks_debited as (update paychecks p set
+        total_debited_minor = p.total_debited_minor + (select sum(d.amount) from ${debits} where d.id = p.id),
+        updated_at = (select max(d.at) from ${debits} where d.id = p.id)
+      where p.id = any(${paycheckIds}::uuid[])),
     ${ctes}
     select count(*)::integer as written from transfer_written`.compile(db);
 }
