@@ -69,8 +69,10 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     // Statements are sent without waiting for the answer before them, so a statement batch (statement-batch.ts)
     // is one round trip; one statement at a time behaves as without it.
     pipeline: true,
-    // Tests run each suite in a schema of its own; production leaves the search path alone.
-    ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
+    // No JIT compilation: every statement here touches a few rows, and the generic plan of a statement over arrays
+    // (an advance's, whose arrays are estimated at a hundred rows) can cost enough on large tables to be compiled
+    // on every call, seconds each. Tests run each suite in a schema of its own; production leaves the search path.
+    options: ['-c jit=off', ...(config.schema ? [`-c search_path=${config.schema}`] : [])].join(' '),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === 20 ? parseBigint : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
