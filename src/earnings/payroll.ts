@@ -56,7 +56,8 @@ interface PayrollRow {
  * (settlement job).
  *
  * Idempotent and resumable: each batch is one transaction that moves its paychecks out of PROCESSING together with
- * their postings, so a second run, or a run after a crash, finds only what is left and never pays twice.
+ * their postings, so a second run, or a run after a crash, finds only what is left and never pays twice. A failed
+ * batch stops the run once the batches in flight have ended; what they paid stays paid.
  */
 export async function runPayroll(
   db: Db,
@@ -73,7 +74,13 @@ export async function runPayroll(
   let after = '00000000-0000-0000-0000-000000000000';
   let done = 0;
   options.onProgress?.(0, total);
+  // Batches are paid BATCHES_AT_ONCE at a time: one batch's transaction keeps the database on one core, waiting on
+  // this process between its statements. Batches that share a person queue on that person's lock (each takes its
+  // people in id order), and otherwise touch different rows.
+  const paying = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
   for (;;) {
+    if (failure) break;
     const { rows: batch } = await sql<Candidate>`select p.id, p.person_id, j.organization_id,
         trim(p.currency) as currency
       from (select id from paychecks where status = 'PROCESSING' and id > ${after}::uuid
@@ -86,14 +93,28 @@ export async function runPayroll(
     const system = await ledger.accountsForMany(
       batch.map((c) => ({ organizationId: c.organization_id, currency: c.currency })),
     );
-    const outcome = await withTransaction(db, (tx) => payBatch(tx, batch, system, rail, now));
-    report.paid += outcome.paid;
-    report.held += outcome.held;
-    done += batch.length;
-    options.onProgress?.(Math.min(done, total), total);
+    const payment: Promise<void> = withTransaction(db, (tx) => payBatch(tx, batch, system, rail, now)).then(
+      (outcome) => {
+        report.paid += outcome.paid;
+        report.held += outcome.held;
+        done += batch.length;
+        options.onProgress?.(Math.min(done, total), total);
+      },
+      (error: unknown) => {
+        failure ??= { error };
+      },
+    );
+    paying.add(payment);
+    void payment.finally(() => paying.delete(payment));
+    if (paying.size >= BATCHES_AT_ONCE) await Promise.race(paying);
   }
+  await Promise.all(paying);
+  if (failure) throw failure.error;
   return report;
 }
+
+/** Payroll batches in flight at once. */
+const BATCHES_AT_ONCE = 2;
 
 /**
  * Moves every paycheck whose pay period has ended from ESTIMATED to PROCESSING, a page at a time, each page in one
