@@ -114,7 +114,7 @@ export async function runPayroll(
 }
 
 /** Payroll batches in flight at once. */
-const BATCHES_AT_ONCE = 2;
+export const BATCHES_AT_ONCE = 2;
 
 /**
  * Moves every paycheck whose pay period has ended from ESTIMATED to PROCESSING, a page at a time, each page in one
