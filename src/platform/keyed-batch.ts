@@ -56,9 +56,9 @@ class BatchAbandoned extends Error {}
  * Group commit of keyed requests. Under load, the requests that arrive while a process's batches are in flight are
  * run together in one transaction: one BEGIN, one statement that holds every key, the reads of all of them (each of
  * their kind's read statements serves them all), then all their writes, every answer in one statement, and one
- * COMMIT, in two round trips for all of them. A commit
- * (its WAL flush) and a round trip cost more than an advance's own statements, so sharing them is most of the
- * database's work saved. A request that finds no batch in flight runs alone at once: a batch never waits to fill.
+ * COMMIT, in two round trips for all of them. Sharing the commit (its WAL flush), the round trips and the
+ * statements' start-up let the same machine answer about half as many advances again (BENCHMARKS.md). A request
+ * that finds no batch in flight runs alone at once: a batch never waits to fill.
  *
  * Each request keeps every guarantee it has alone: its answer commits with its effects; a refusal writes nothing
  * but its answer; a busy key is 409 and a live answer is replayed. Two requests of one scope (one person) never
