@@ -21,6 +21,9 @@ export interface PayrollReport {
 
 export type PayrollProgress = (done: number, total: number) => void;
 
+/** Payroll batches in flight at once. */
+export const BATCHES_AT_ONCE = 2;
+
 /** Why a paycheck waits; an operator reads these in `payout_held_reason`. */
 export const HELD_NO_ACCOUNT = 'NO_DEFAULT_ACCOUNT';
 export const HELD_PENDING_ADVANCES = 'PENDING_ADVANCES';
@@ -112,9 +115,6 @@ export async function runPayroll(
   if (failure) throw failure.error;
   return report;
 }
-
-/** Payroll batches in flight at once. */
-export const BATCHES_AT_ONCE = 2;
 
 /**
  * Moves every paycheck whose pay period has ended from ESTIMATED to PROCESSING, a page at a time, each page in one

@@ -1,21 +1,12 @@
 import { createHash } from 'node:crypto';
-import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import type { CompiledQuery, Kysely, RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { GENERIC_PLANS } from '../db/prepared-pool.ts';
 import type { DB } from '../db/schema.ts';
-import { firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import { AppError } from '../errors/app-error.ts';
-import {
-  expiresAt,
-  freshRequest,
-  type HoldRow,
-  holdKeysStatement,
-  insertAnswersStatement,
-  isKeyAnswered,
-  type KeyRow,
-  readAnswer,
-} from './idempotency-store.ts';
-import { KeyedBatcher, type KeyedBatchOptions, type KeyedItem } from './keyed-batch.ts';
+import { expiresAt, type HoldRow, isKeyAnswered, type KeyRow, readAnswer } from './idempotency-store.ts';
+import { KeyedBatcher, type KeyedItem } from './keyed-batch.ts';
+import { holdAndRead, rollback, writeAndCommit } from './keyed-transaction.ts';
 
 /** An answer kept under an idempotency key: replayed byte for byte. */
 export interface StoredResponse {
@@ -39,7 +30,8 @@ export interface IdempotencyOptions {
   batchSizeMax: number;
   /** Transactions of keyed requests (alone or batched) in flight at once in this process. */
   inFlightMax: number;
-  onBatch?: KeyedBatchOptions['onBatch'];
+  /** Told of each batch of two or more requests: how many, how long, and whether it committed. */
+  onBatch?: (batch: { requests: number; ms: number; outcome: 'committed' | 'ran-alone' }) => void;
 }
 
 /** The same request is the same JSON whatever its key order or spacing. */
@@ -101,15 +93,6 @@ export interface KeyedWork<Plan = unknown, Write = unknown> {
   refusalOf(error: unknown): AppError | undefined;
 }
 
-/** Each read statement's rows for request n (1-based). */
-export function readsOf(reads: readonly Record<string, unknown>[][], n: number): Record<string, unknown>[][] {
-  return reads.map((rows) => rows.filter((row) => Number(row.n) === n));
-}
-
-const BEGIN = CompiledQuery.raw('begin');
-const COMMIT = CompiledQuery.raw('commit');
-const ROLLBACK = CompiledQuery.raw('rollback');
-
 /**
  * Idempotency keys of POST requests (table idempotency_keys), scoped to the caller. A key is held by the
  * transaction that runs its request, and the request costs two round trips to the database (statement batches):
@@ -134,17 +117,8 @@ export class IdempotencyKeys {
   constructor(db: Db, options: IdempotencyOptions) {
     this.#db = db;
     this.#options = options;
-    this.#batcher = new KeyedBatcher(
-      db,
-      {
-        lockMs: options.lockMs,
-        ttlMs: options.ttlMs,
-        sizeMax: options.batchSizeMax,
-        inFlightMax: options.inFlightMax,
-        ...(options.onBatch ? { onBatch: options.onBatch } : {}),
-      },
-      (item: KeyedItem) =>
-        this.#runAlone(item.request, item.work, item.refusal).then(item.resolve, item.reject),
+    this.#batcher = new KeyedBatcher(db, options, (item: KeyedItem) =>
+      this.#runAlone(item.request, item.work, item.refusal).then(item.resolve, item.reject),
     );
   }
 
@@ -198,42 +172,42 @@ export class IdempotencyKeys {
   > {
     let open = true;
     try {
-      const held = await runBatch(connection, [
-        BEGIN,
-        holdKeysStatement(this.#db, [request], this.#options.lockMs),
-        GENERIC_PLANS,
-        ...work.kind.reads([work.plan], freshRequest),
-      ]);
-      const failure = firstFailure(held);
-      if (failure) throw failure;
-      const hold = rowsOf<HoldRow>(held[1])[0];
+      const held = await holdAndRead(
+        connection,
+        this.#db,
+        work.kind,
+        [request],
+        [work.plan],
+        this.#options.lockMs,
+      );
+      if (!held.ok) throw held.failure;
+      const hold = held.holds[0];
       if (!hold?.locked) throw keyLocked();
       const live = liveAnswer(hold, request);
       if (live) return { kind: 'answer', answer: live };
       let decision: Awaited<ReturnType<KeyedWork['decide']>>;
       try {
-        decision = await work.decide(
-          held.slice(3).map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
-          connection,
-        );
+        decision = await work.decide(held.reads, connection);
       } catch (error) {
         if (error instanceof AppError && error.status < 500) return { kind: 'refused', error };
         throw error;
       }
-      const written = await runBatch(connection, [
-        ...(decision.write === undefined ? [] : work.kind.writes([decision.write])),
-        insertAnswersStatement(this.#db, [{ request, answer: decision.answer }], this.#options.ttlMs),
-        COMMIT,
-      ]);
+      const writeFailure = await writeAndCommit(
+        connection,
+        this.#db,
+        work.kind,
+        decision.write === undefined ? [] : [decision.write],
+        [{ request, answer: decision.answer }],
+        this.#options.ttlMs,
+      );
       open = false; // the COMMIT ended the transaction: committed, or rolled back if a statement before it failed
-      const writeFailure = firstFailure(written);
       if (writeFailure === undefined) return { kind: 'answer', answer: decision.answer };
       if (isKeyAnswered(writeFailure)) return { kind: 'answered-elsewhere' };
       const refused = work.refusalOf(writeFailure);
       if (refused) return { kind: 'refused', error: refused };
       throw writeFailure;
     } finally {
-      if (open) await runBatch(connection, [ROLLBACK]);
+      if (open) await rollback(connection);
     }
   }
 

@@ -1,23 +1,17 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { GENERIC_PLANS } from '../db/prepared-pool.ts';
 import type { DB } from '../db/schema.ts';
-import { firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import { AppError } from '../errors/app-error.ts';
 import {
+  type IdempotencyOptions,
   type KeyedRequest,
   type KeyedWork,
   keyLocked,
   liveAnswer,
-  readsOf,
   type StoredResponse,
 } from './idempotency.ts';
-import {
-  freshRequest,
-  type HoldRow,
-  holdKeysStatement,
-  insertAnswersStatement,
-} from './idempotency-store.ts';
+import type { HoldRow } from './idempotency-store.ts';
+import { holdAndRead, readsOf, rollback, writeAndCommit } from './keyed-transaction.ts';
 
 /** One keyed request waiting for, or in, a batch. */
 export interface KeyedItem {
@@ -28,26 +22,11 @@ export interface KeyedItem {
   reject: (error: unknown) => void;
 }
 
-export interface KeyedBatchOptions {
-  lockMs: number;
-  ttlMs: number;
-  /** Requests in one transaction at most. */
-  sizeMax: number;
-  /** Batches of one process in flight at once; each holds one database connection. */
-  inFlightMax: number;
-  /** Told of each batch of two or more requests: how many, how long, and whether it committed. */
-  onBatch?: (batch: { requests: number; ms: number; outcome: 'committed' | 'ran-alone' }) => void;
-}
-
 /** How a request of a batch ends: an answer to store (with what it writes), or one already decided. */
 type Verdict =
   | { kind: 'write'; answer: StoredResponse; write: unknown }
   | { kind: 'done'; answer: StoredResponse }
   | { kind: 'failed'; error: unknown };
-
-const BEGIN = CompiledQuery.raw('begin');
-const COMMIT = CompiledQuery.raw('commit');
-const ROLLBACK = CompiledQuery.raw('rollback');
 
 /** A fault (not a refusal) in one request's decision: the batch is given up and its requests run alone. */
 class BatchAbandoned extends Error {}
@@ -56,9 +35,9 @@ class BatchAbandoned extends Error {}
  * Group commit of keyed requests. Under load, the requests that arrive while a process's batches are in flight are
  * run together in one transaction: one BEGIN, one statement that holds every key, the reads of all of them (each of
  * their kind's read statements serves them all), then all their writes, every answer in one statement, and one
- * COMMIT, in two round trips for all of them. Sharing the commit (its WAL flush), the round trips and the
- * statements' start-up let the same machine answer about half as many advances again (BENCHMARKS.md). A request
- * that finds no batch in flight runs alone at once: a batch never waits to fill.
+ * COMMIT, in two round trips for all of them (keyed-transaction.ts). Sharing the commit (its WAL flush), the round
+ * trips and the statements' start-up took advances on the benchmark host from 36 % to 52–71 % of pgbench's TPC-B
+ * rate (BENCHMARKS.md). A request that finds no batch in flight runs alone at once: a batch never waits to fill.
  *
  * Each request keeps every guarantee it has alone: its answer commits with its effects; a refusal writes nothing
  * but its answer; a busy key is 409 and a live answer is replayed. Two requests of one scope (one person) never
@@ -71,7 +50,7 @@ class BatchAbandoned extends Error {}
  */
 export class KeyedBatcher {
   readonly #db: Db;
-  readonly #options: KeyedBatchOptions;
+  readonly #options: IdempotencyOptions;
   readonly #alone: (item: KeyedItem) => Promise<void>;
   readonly #waiting: KeyedItem[] = [];
   /**
@@ -83,7 +62,7 @@ export class KeyedBatcher {
   readonly #keysHere = new Map<string, Hold>();
   #inFlight = 0;
 
-  constructor(db: Db, options: KeyedBatchOptions, alone: (item: KeyedItem) => Promise<void>) {
+  constructor(db: Db, options: IdempotencyOptions, alone: (item: KeyedItem) => Promise<void>) {
     this.#db = db;
     this.#options = options;
     this.#alone = alone;
@@ -130,7 +109,7 @@ export class KeyedBatcher {
   #take(): KeyedItem[] {
     const taken: KeyedItem[] = [];
     const scopes = new Set<string>();
-    for (let i = 0; i < this.#waiting.length && taken.length < this.#options.sizeMax; ) {
+    for (let i = 0; i < this.#waiting.length && taken.length < this.#options.batchSizeMax; ) {
       const item = this.#waiting[i]!;
       const { scope } = item.request;
       const otherKind = taken.length > 0 && item.work.kind !== taken[0]!.work.kind;
@@ -175,50 +154,39 @@ export class KeyedBatcher {
     const { kind } = items[0]!.work;
     let open = true;
     try {
-      const held = await runBatch(connection, [
-        BEGIN,
-        holdKeysStatement(
-          this.#db,
-          items.map((item) => item.request),
-          this.#options.lockMs,
-        ),
-        GENERIC_PLANS,
-        ...kind.reads(
-          items.map((item) => item.work.plan),
-          freshRequest,
-        ),
-      ]);
-      if (firstFailure(held) !== undefined) return undefined;
-      const holds = rowsOf<HoldRow>(held[1]);
-      const found = held.slice(3).map((outcome) => rowsOf<Record<string, unknown>>(outcome));
+      const held = await holdAndRead(
+        connection,
+        this.#db,
+        kind,
+        items.map((item) => item.request),
+        items.map((item) => item.work.plan),
+        this.#options.lockMs,
+      );
+      if (!held.ok) return undefined;
       const verdicts: Verdict[] = [];
       for (const [index, item] of items.entries())
-        verdicts.push(await this.#decide(item, holds[index], readsOf(found, index + 1), connection));
+        verdicts.push(
+          await this.#decide(item, held.holds[index], readsOf(held.reads, index + 1), connection),
+        );
       const writing = verdicts.flatMap((verdict, index) =>
         verdict.kind === 'write' ? [{ verdict, item: items[index]! }] : [],
       );
-      if (writing.length === 0) {
-        await runBatch(connection, [ROLLBACK]);
-        open = false;
-        return verdicts;
-      }
-      const writes = writing.flatMap(({ verdict }) => (verdict.write === undefined ? [] : [verdict.write]));
-      const written = await runBatch(connection, [
-        ...(writes.length === 0 ? [] : kind.writes(writes)),
-        insertAnswersStatement(
-          this.#db,
-          writing.map(({ verdict, item }) => ({ request: item.request, answer: verdict.answer })),
-          this.#options.ttlMs,
-        ),
-        COMMIT,
-      ]);
+      if (writing.length === 0) return verdicts; // nothing to store: the finally rolls back
+      const failure = await writeAndCommit(
+        connection,
+        this.#db,
+        kind,
+        writing.flatMap(({ verdict }) => (verdict.write === undefined ? [] : [verdict.write])),
+        writing.map(({ verdict, item }) => ({ request: item.request, answer: verdict.answer })),
+        this.#options.ttlMs,
+      );
       open = false; // the COMMIT ended the transaction: committed, or rolled back if a statement before it failed
-      return firstFailure(written) === undefined ? verdicts : undefined;
+      return failure === undefined ? verdicts : undefined;
     } catch (error) {
       if (error instanceof BatchAbandoned) return undefined;
       throw error;
     } finally {
-      if (open) await runBatch(connection, [ROLLBACK]);
+      if (open) await rollback(connection);
     }
   }
 

@@ -7,7 +7,7 @@ test('PostgreSQL sessions of the app run without JIT compilation', {
   skip: !onPostgres && 'JIT is a PostgreSQL server setting; PGlite has none',
 }, async (t) => {
   const database = await openTestDatabase(t);
-  // Every connection of the pool, not only the first one lent.
+  // Several connections of the pool at once, not only the first one lent.
   const answers = await Promise.all(
     Array.from({ length: 3 }, () =>
       database.db.connection().execute(async (connection) => {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { AppError } from '../../src/errors/app-error.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { IdempotencyKeys, type KeyedWork, type StoredResponse } from '../../src/platform/idempotency.ts';
-import type { TransferRequest } from '../../src/resources/transfers/service.ts';
+import { answeredBy, type TransferRequest } from '../../src/resources/transfers/service.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { availableMinor, createPaidWorkers, type PaidWorker } from '../helpers/money.ts';
 
@@ -17,6 +17,20 @@ import { availableMinor, createPaidWorkers, type PaidWorker } from '../helpers/m
 interface Batch {
   requests: number;
   outcome: string;
+}
+
+/** An app, four paid workers of one employer, and a batcher with one transaction in flight that reports its batches. */
+async function setup(t: Parameters<typeof buildTestApp>[0]) {
+  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
+  const batches: Batch[] = [];
+  const keys = keysOf(app, batches);
+  const workers = (await createPaidWorkers(app, 4, FIXED_NOW)) as [
+    PaidWorker,
+    PaidWorker,
+    PaidWorker,
+    PaidWorker,
+  ];
+  return { app, batches, keys, workers };
 }
 
 function keysOf(app: TestApp, batches: Batch[]) {
@@ -46,15 +60,7 @@ function advanceWork(app: TestApp, worker: PaidWorker, request: Partial<Transfer
     },
     () => FIXED_NOW,
   );
-  return {
-    kind: work.kind,
-    plan: work.plan,
-    refusalOf: work.refusalOf,
-    decide: async (reads, runner) => {
-      const { view, write } = await work.decide(reads, runner);
-      return { answer: { status: 200, body: JSON.stringify({ id: view.row.id }) }, write };
-    },
-  };
+  return answeredBy(work, (view) => ({ status: 200, body: JSON.stringify({ id: view.row.id }) }));
 }
 
 const refusal = (error: AppError): StoredResponse => ({ status: error.status, body: error.code });
@@ -68,15 +74,8 @@ function submit(keys: IdempotencyKeys, app: TestApp, worker: PaidWorker, request
 }
 
 test('requests submitted while one is in flight share one transaction; each keeps its own answer', async (t) => {
-  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
-  const batches: Batch[] = [];
-  const keys = keysOf(app, batches);
-  const [a, b, c, d] = (await createPaidWorkers(app, 4, FIXED_NOW)) as [
-    PaidWorker,
-    PaidWorker,
-    PaidWorker,
-    PaidWorker,
-  ];
+  const { app, batches, keys, workers } = await setup(t);
+  const [a, b, c, d] = workers;
   const answers = await Promise.all([
     submit(keys, app, a, { amountMinor: 1000 }),
     submit(keys, app, b, { amountMinor: 2000 }),
@@ -103,15 +102,8 @@ test('requests submitted while one is in flight share one transaction; each keep
 });
 
 test('a batch whose writes fail is rolled back whole, and its requests are answered one by one', async (t) => {
-  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
-  const batches: Batch[] = [];
-  const keys = keysOf(app, batches);
-  const [a, b, c, d] = (await createPaidWorkers(app, 4, FIXED_NOW)) as [
-    PaidWorker,
-    PaidWorker,
-    PaidWorker,
-    PaidWorker,
-  ];
+  const { app, batches, keys, workers } = await setup(t);
+  const [a, b, c, d] = workers;
   const sharedId = randomUUID();
   const answers = await Promise.all([
     submit(keys, app, a, {}),
@@ -135,10 +127,8 @@ test('a batch whose writes fail is rolled back whole, and its requests are answe
 });
 
 test('a fault in one request abandons the batch; the others are answered alone, the faulty one fails alone', async (t) => {
-  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
-  const batches: Batch[] = [];
-  const keys = keysOf(app, batches);
-  const [a, b, c] = (await createPaidWorkers(app, 3, FIXED_NOW)) as [PaidWorker, PaidWorker, PaidWorker];
+  const { app, batches, keys, workers } = await setup(t);
+  const [a, b, c] = workers;
   const faulty: KeyedWork = {
     ...advanceWork(app, b, {}),
     decide: async () => {

@@ -6,7 +6,6 @@ import { type FilterSpec, isUuid } from '../../platform/filters.ts';
 import {
   IdempotencyKeys,
   type IdempotencyOptions,
-  type KeyedWork,
   requestFingerprint,
   type StoredResponse,
 } from '../../platform/idempotency.ts';
@@ -24,7 +23,7 @@ import {
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { includedFundingSources, transferResource } from './serialize.ts';
-import { type AdvanceWork, type TransferService, type TransferView, transferNotFound } from './service.ts';
+import { answeredBy, type TransferService, type TransferView, transferNotFound } from './service.ts';
 import type { FundingSourceRow } from './store.ts';
 import { TRANSFER_FILTER_FIELDS } from './store.ts';
 
@@ -144,19 +143,6 @@ function idempotencyKeyOf(request: FastifyRequest): string {
       source: { header: 'Idempotency-Key' },
     });
   return key.toLowerCase();
-}
-
-/** The advance as keyed work: its view becomes the answer stored under the key. */
-function answered(work: AdvanceWork, answer: (view: TransferView) => StoredResponse): KeyedWork {
-  return {
-    kind: work.kind,
-    plan: work.plan,
-    refusalOf: work.refusalOf,
-    decide: async (reads, runner) => {
-      const { view, write } = await work.decide(reads, runner);
-      return { answer: answer(view), write };
-    },
-  };
 }
 
 function sendStored(reply: FastifyReply, response: StoredResponse): FastifyReply {
@@ -292,7 +278,7 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
           fingerprint: requestFingerprint('POST', request.url, request.body),
           now: now(),
         },
-        answered(transfers.advance(caller.personId, transfer, now), (view) => ({
+        answeredBy(transfers.advance(caller.personId, transfer, now), (view) => ({
           status: 200,
           body: JSON.stringify(wireDocument(view, stages)),
         })),

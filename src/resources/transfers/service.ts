@@ -9,7 +9,7 @@ import { type JobTerms, loadJobTerms } from '../../earnings/job-terms.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { SystemLedger } from '../../ledger/ledger-accounts.ts';
 import { isUuid } from '../../platform/filters.ts';
-import type { WorkKind } from '../../platform/idempotency.ts';
+import type { KeyedWork, StoredResponse, WorkKind } from '../../platform/idempotency.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { PaymentRail } from '../../rails/payment-rail.ts';
 import { feeFor, fundFifo, type Schedule } from './advance-rules.ts';
@@ -72,6 +72,22 @@ export interface TransferServiceOptions {
   rail: PaymentRail;
   /** An advance with the same amount and destination within this window is refused as a duplicate. */
   duplicateWindowMs: number;
+}
+
+/** The advance as keyed work: its view becomes the answer stored under its Idempotency-Key. */
+export function answeredBy(
+  work: AdvanceWork,
+  answer: (view: TransferView) => StoredResponse,
+): KeyedWork<AdvanceReadPlan, AdvanceWrite> {
+  return {
+    kind: work.kind,
+    plan: work.plan,
+    refusalOf: work.refusalOf,
+    decide: async (reads, runner) => {
+      const { view, write } = await work.decide(reads, runner);
+      return { answer: answer(view), write };
+    },
+  };
 }
 
 const DAY_MS = 86_400_000;
