@@ -1,10 +1,5 @@
 import type { Writable } from 'node:stream';
-import Fastify, {
-  type FastifyInstance,
-  type FastifyPluginAsync,
-  type FastifyServerOptions,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import { adminRoutes } from './admin/routes.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
@@ -12,12 +7,14 @@ import { createMoneyCore, type MoneyCore } from './earnings/money-core.ts';
 import { authApp } from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
 import { ensureSigningKey } from './oauth/signing-keys.ts';
-import { accessLogPlugin } from './platform/access-log.ts';
+import { AccessLogController, accessLogPlugin } from './platform/access-log.ts';
 import { AccessTokenVerifier } from './platform/access-tokens.ts';
 import { bearerAuthPlugin } from './platform/bearer-auth.ts';
 import { errorsPagePlugin } from './platform/errors-page.ts';
+import { edgeErrorOptions } from './platform/framework-errors.ts';
 import { jsonApiPlugin } from './platform/json-api.ts';
 import { loggerOptions } from './platform/logger.ts';
+import { JSON_API_MEDIA, JSON_MEDIA } from './platform/media-types.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
 import { RevocationList } from './platform/revocations.ts';
@@ -62,8 +59,8 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
   return {
     logger: { ...logger, base: { listener } },
     genReqId: (request) => requestIdOf(request, deps.newId),
-    // One access line per request comes from access-log.ts instead of Fastify's two.
-    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    // One access line per request comes from access-log.ts instead of Fastify's two; Fastify's error lines stay.
+    logController: new AccessLogController(),
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
     trustProxy:
@@ -102,7 +99,10 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
 
   const money = createMoneyCore(db, config, deps.rail);
 
-  const api = Fastify(fastifyOptions(config, deps, 'api'));
+  const api = Fastify({
+    ...fastifyOptions(config, deps, 'api'),
+    ...edgeErrorOptions({ mediaType: JSON_API_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
+  });
   api.addHook('onClose', async () => revocations.stop());
   await api.register(accessLogPlugin);
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
@@ -134,7 +134,10 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   const auth = Fastify(fastifyOptions(config, deps, 'auth'));
   await auth.register(accessLogPlugin);
   await auth.register(authApp, { config, db, now });
-  const payments = Fastify(fastifyOptions(config, deps, 'payments'));
+  const payments = Fastify({
+    ...fastifyOptions(config, deps, 'payments'),
+    ...edgeErrorOptions({ mediaType: JSON_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
+  });
   await payments.register(accessLogPlugin);
   for (const app of [auth, payments]) {
     app.addHook('onRequest', async (request, reply) => {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../db/database.ts';
 import type { EarningsRecorder } from '../earnings/earnings-recorder.ts';
+import { utf8Body } from '../platform/utf8-body.ts';
 import { adminEarningsRoutes } from './earnings-routes.ts';
 import { adminJobRoutes } from './job-routes.ts';
 import { adminOrganizationRoutes } from './organization-routes.ts';
@@ -17,7 +18,12 @@ export const adminRoutes: FastifyPluginAsync<{
   now: () => Date;
   earnings: EarningsRecorder;
 }> = async (app, options) => {
-  app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // Read as UTF-8 or refused (400; another charset is 415), never with bytes silently replaced.
+  app.addContentTypeParser(
+    'text/csv',
+    { parseAs: 'buffer' },
+    utf8Body((_request, body, done) => done(null, body)),
+  );
   await app.register(adminOrganizationRoutes, options);
   await app.register(adminJobRoutes, options);
   await app.register(adminEarningsRoutes, options);

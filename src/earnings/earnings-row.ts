@@ -1,5 +1,6 @@
 import { InputError } from '../errors/input-error.ts';
 import { parseDecimalAmount } from '../operator/decimal-amount.ts';
+import { textProblem } from '../platform/input-text.ts';
 
 /** The first day a row may be dated: older pay is history, not earnings to make accessible. */
 export const EARNINGS_FIRST_DAY = '2000-01-01';
@@ -151,7 +152,9 @@ export function parseEarningsRow(
     const index = header.get(column);
     if (index === undefined) return null;
     const value = fields[index]!.trim();
-    if (/\p{Cc}/u.test(value)) throw new RowProblem(column, 'contains a control character or line break.');
+    // The one rule for text from outside (input-text.ts): a CSV file never passes the edge check of a JSON body.
+    const problem = textProblem(value);
+    if (problem) throw new RowProblem(column, problem);
     return value === '' ? null : value;
   };
   const identifier = (column: 'row_id' | 'primary_identifier'): string => {

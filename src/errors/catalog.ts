@@ -1,7 +1,7 @@
 /**
  * The one catalog of REST error codes: each code's HTTP status and the default text shown to the caller.
  * Codes of the published description keep their names exactly; the few marked "ours" cover HTTP situations the
- * description leaves open (405, 406, 413, 415, 429).
+ * description leaves open (405, 406, 408, 413, 415, 429, 431).
  */
 export const ERROR_CATALOG = {
   // 400, generic
@@ -110,12 +110,17 @@ export const ERROR_CATALOG = {
     status: 406,
     detail: 'The Accept header excludes every media type this endpoint produces.',
   },
+  REQUEST_TIMEOUT: { status: 408, detail: 'The request was not received in time; send it again.' },
   PAYLOAD_TOO_LARGE: { status: 413, detail: 'The request body is larger than this server accepts.' },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     detail: 'The request body must be sent in the media type this endpoint reads.',
   },
   TOO_MANY_REQUESTS: { status: 429, detail: 'Too many requests; wait as Retry-After says and try again.' },
+  REQUEST_HEADERS_TOO_LARGE: {
+    status: 431,
+    detail: 'The request line and headers are larger than this server reads (16 KiB).',
+  },
   // 409, 500
   IDEMPOTENCY_KEY_LOCKED: {
     status: 409,

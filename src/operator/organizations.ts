@@ -4,6 +4,7 @@ import { withTransaction } from '../db/transaction.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
 import { isUuid } from '../platform/filters.ts';
+import { textProblem } from '../platform/input-text.ts';
 import {
   applyPolicyChange,
   type OrganizationPolicy,
@@ -36,12 +37,12 @@ export interface NewOrganization {
 
 function checkName(name: unknown): string {
   const trimmed = typeof name === 'string' ? name.trim() : '';
-  if (trimmed.length === 0 || trimmed.length > ORGANIZATION_NAME_LENGTH_MAX || /\p{Cc}/u.test(trimmed)) {
-    throw new InputError(
-      `name must be 1 to ${ORGANIZATION_NAME_LENGTH_MAX} characters without control characters.`,
-      { field: 'name' },
-    );
+  if (trimmed.length === 0 || trimmed.length > ORGANIZATION_NAME_LENGTH_MAX) {
+    throw new InputError(`name must be 1 to ${ORGANIZATION_NAME_LENGTH_MAX} characters.`, { field: 'name' });
   }
+  // The one rule for text from outside: `ewa orgs` reads names that never pass the HTTP edge.
+  const problem = textProblem(trimmed);
+  if (problem) throw new InputError(`name ${problem}`, { field: 'name' });
   return trimmed;
 }
 

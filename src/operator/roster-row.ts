@@ -1,5 +1,6 @@
 import { InputError } from '../errors/input-error.ts';
 import { isUuid } from '../platform/filters.ts';
+import { textProblem } from '../platform/input-text.ts';
 import { ACTIVATION_STATUSES, WAGE_FREQUENCIES } from '../resources/jobs/job-values.ts';
 import { isUsState } from '../resources/people/us-states.ts';
 import { parseDecimalAmount } from './decimal-amount.ts';
@@ -161,7 +162,9 @@ export function parseRosterRow(
     if (value.length > ROSTER_COLUMNS[column].lengthMax) {
       throw new RowProblem(column, `is longer than ${ROSTER_COLUMNS[column].lengthMax} characters.`);
     }
-    if (/\p{Cc}/u.test(value)) throw new RowProblem(column, 'contains a control character or line break.');
+    // The one rule for text from outside (input-text.ts): a roster never passes the edge check of a JSON body.
+    const problem = textProblem(value);
+    if (problem) throw new RowProblem(column, problem);
     return value === '' ? null : value;
   };
   const required = (column: RosterColumn): string => {

@@ -30,6 +30,18 @@ export function isUuid(text: string): boolean {
 // ISO 8601 with a time and an offset; a bare date is also taken (that day's UTC midnight).
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 const VALUE_LENGTH_MAX = 256;
+/**
+ * The instants a date-time filter takes: years 0001 to 9999 in UTC. PostgreSQL stores 4713 BC to 294276 AD and
+ * JavaScript ±275760 years, but neither writes the other's extremes (year 0, six-digit years), and no record here
+ * is dated outside these years.
+ */
+export const DATE_TIME_MIN = new Date('0001-01-01T00:00:00.000Z');
+export const DATE_TIME_MAX = new Date('9999-12-31T23:59:59.999Z');
+
+/** The field's spec; only the spec's own fields count (`constructor`, `__proto__` and the like are none). */
+function fieldSpecOf(spec: FilterSpec, field: string): FilterFieldSpec | undefined {
+  return Object.hasOwn(spec, field) ? spec[field] : undefined;
+}
 
 /**
  * Reads every `filter[...]` parameter of a query against the fields a resource allows. Unknown fields are
@@ -56,8 +68,10 @@ export function parseFilters(query: Readonly<Record<string, unknown>>, spec: Fil
     const name = match[1]!;
     const suffixed = OPERATOR_SUFFIX.exec(name);
     const [field, operator] =
-      suffixed && spec[suffixed[1]!] ? [suffixed[1]!, suffixed[2] as FilterOperator] : [name, 'eq' as const];
-    const fieldSpec = spec[field];
+      suffixed && fieldSpecOf(spec, suffixed[1]!)
+        ? [suffixed[1]!, suffixed[2] as FilterOperator]
+        : [name, 'eq' as const];
+    const fieldSpec = fieldSpecOf(spec, field);
     if (!fieldSpec) {
       const known = Object.keys(spec).join(', ') || 'none';
       throw new AppError('INVALID_FILTER_FIELD', {
@@ -89,6 +103,8 @@ function parseValue(key: string, raw: string, type: FilterValueType): string | D
     const date = new Date(raw);
     if (!DATE_TIME.test(raw) || Number.isNaN(date.getTime()))
       throw fail('an ISO 8601 date-time with an offset');
+    if (date < DATE_TIME_MIN || date > DATE_TIME_MAX)
+      throw fail('an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z');
     return date;
   }
   if (typeof type === 'object') {

@@ -20,6 +20,16 @@ export function textProblem(value: string): string | undefined {
   return undefined;
 }
 
+const REFUSED = new RegExp(`${CONTROL.source}|${BIDI.source}|${ZERO_WIDTH.source}|[\\ud800-\\udfff]`, 'gu');
+
+/**
+ * The text with every character the rule refuses written as a \u escape, so that an error can name a field or
+ * parameter whose name breaks the rule without carrying the character itself.
+ */
+export function shownText(value: string): string {
+  return value.replace(REFUSED, (char) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+}
+
 export interface TextFinding {
   /** Where the string is: a JSON pointer into the value (`/data/attributes/name`), or '' for the value itself. */
   pointer: string;

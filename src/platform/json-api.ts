@@ -4,9 +4,13 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
+import { inputTextError } from './edge-input.ts';
+import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
+import { shownText, textProblem } from './input-text.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
 import { traceIdOf } from './request-id.ts';
 import './route-config.ts';
+import { utf8Body } from './utf8-body.ts';
 
 export const API_VERSION = '3';
 const VERSION_HEADER = 'service-api-version';
@@ -14,9 +18,31 @@ export const DOCS_PREFIX = '/rest/docs';
 /** Paths that speak JSON:API: the REST API and the operator API beside it. */
 const JSON_API_PREFIXES = ['/rest/', '/admin/'];
 
+/** True for a route pattern (or a decoded path) of the REST or operator API. */
 export function isJsonApiPath(url: string): boolean {
   return JSON_API_PREFIXES.some((prefix) => url.startsWith(prefix));
 }
+
+/**
+ * True when the request is for the REST or operator API. Decided by the route the router matched, never by the URL
+ * as sent: `/%72est/transfers` and `GET http://host/rest/transfers` reach the /rest/transfers route too, and get its
+ * negotiation, version check and error documents. A request no route matched is judged by its decoded path.
+ */
+function routedToJsonApi(request: FastifyRequest): boolean {
+  return isJsonApiPath(request.routeOptions.url ?? requestPath(request.url));
+}
+
+/** The path of a request target as the router reads it: without scheme, host or query, percent-decoded. */
+function requestPath(url: string): string {
+  const target = url.startsWith('/') ? url : url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  const path = target.split(/[?#]/)[0] || '/';
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export interface JsonApiOptions {
@@ -29,7 +55,7 @@ export interface JsonApiOptions {
  */
 async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<void> {
   // A second router that knows every path, so that a known path with another method can answer 405.
-  const paths = FindMyWay();
+  const paths = FindMyWay({ maxParamLength: PATH_PARAM_LENGTH_MAX });
   app.addHook('onRoute', (route) => {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
     for (const method of methods) {
@@ -40,11 +66,15 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     if (route.url.startsWith(DOCS_PREFIX)) route.config = { ...route.config, negotiate: false };
   });
 
-  app.addContentTypeParser(JSON_API_MEDIA, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  app.addContentTypeParser(
+    JSON_API_MEDIA,
+    { parseAs: 'buffer' },
+    utf8Body(app.getDefaultJsonParser('error', 'error')),
+  );
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    if (!isJsonApiPath(request.url) || request.routeOptions.config?.negotiate === false) return;
+    if (!routedToJsonApi(request) || request.routeOptions.config?.negotiate === false) return;
     const version = request.headers[VERSION_HEADER];
     if (version !== undefined && version !== API_VERSION) {
       throw new AppError('INVALID_VERSION_HEADER', { source: { header: 'Service-API-Version' } });
@@ -66,6 +96,14 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     reply.type(mediaType);
   });
 
+  // Every string of the request by the one rule of input-text.ts, once, before the route's schema reads it. Routes
+  // outside /rest and /admin (the card endpoint) check with their own code; a 404 is checked too.
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.url !== undefined && !routedToJsonApi(request)) return;
+    const error = inputTextError(request, request.routeOptions.config?.schemaErrorCodes?.invalid);
+    if (error) throw error;
+  });
+
   // JSON:API allows no media type parameters but ext and profile: drop the charset Fastify adds when serializing.
   app.addHook('onSend', async (_request, reply, payload) => {
     const type = reply.getHeader('content-type');
@@ -81,8 +119,9 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? '/';
-    const allowed = METHODS.filter((method) => paths.find(method, path) !== null);
+    // The router takes the path as sent (percent-encoded, or an absolute-form target) and so does this one.
+    const allowed = METHODS.filter((method) => paths.find(method, request.url) !== null);
+    const path = shownPath(request.url);
     const error =
       allowed.length > 0
         ? new AppError('METHOD_NOT_ALLOWED', {
@@ -116,7 +155,13 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError
 }
 
 export function mediaTypeOf(request: FastifyRequest): string {
-  return request.routeOptions.config?.mediaType ?? (isJsonApiPath(request.url) ? JSON_API_MEDIA : JSON_MEDIA);
+  return request.routeOptions.config?.mediaType ?? (routedToJsonApi(request) ? JSON_API_MEDIA : JSON_MEDIA);
+}
+
+/** The decoded path, fit to be shown in an error detail. */
+function shownPath(url: string): string {
+  const path = requestPath(url);
+  return textProblem(path) ? shownText(path) : path;
 }
 
 function hasBody(request: FastifyRequest): boolean {

@@ -49,3 +49,9 @@ export function isContentType(contentType: string | undefined, expected: string)
   }
   return true;
 }
+
+/** The charset parameter of a Content-Type, in lower case; undefined when it names none. */
+export function charsetOf(contentType: string | undefined): string | undefined {
+  if (!contentType) return undefined;
+  return parseMediaRange(contentType).params.get('charset')?.toLowerCase();
+}

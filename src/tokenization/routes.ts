@@ -3,9 +3,11 @@ import { Type } from 'typebox';
 import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
+import { inputTextError } from '../platform/edge-input.ts';
 import { JSON_MEDIA } from '../platform/media-types.ts';
 import { traceIdOf } from '../platform/request-id.ts';
 import { errorResponses } from '../platform/schemas.ts';
+import { utf8Body } from '../platform/utf8-body.ts';
 import type { CardTokenizer } from './card-tokenizer.ts';
 import { TEXT_LENGTH_MAX } from './card-validation.ts';
 import type { CorsPolicy } from './cors-policy.ts';
@@ -73,13 +75,21 @@ const CardTokenResponseSchema = Type.Object({
 export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async (app, options) => {
   const { path, tokenizer, cors, errorsBaseUrl } = options;
 
-  // JSON only: a text/plain or form post (what a browser may send without a preflight) is refused with 415.
+  // JSON only: a text/plain or form post (what a browser may send without a preflight) is refused with 415, and so
+  // is JSON in another charset than UTF-8; bytes that are not UTF-8 are 400.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     JSON_MEDIA,
-    { parseAs: 'string', bodyLimit: CARD_TOKEN_BODY_LIMIT_BYTES },
-    app.getDefaultJsonParser('error', 'error'),
+    { parseAs: 'buffer', bodyLimit: CARD_TOKEN_BODY_LIMIT_BYTES },
+    utf8Body(app.getDefaultJsonParser('error', 'error')),
   );
+
+  // Every string of the request by the one rule of input-text.ts, before the card is read; a body field that breaks
+  // it is INVALID_FIELDS with its pointer, as any other malformed card field.
+  app.addHook('preValidation', async (request) => {
+    const error = inputTextError(request, 'INVALID_FIELDS');
+    if (error) throw error;
+  });
 
   app.setErrorHandler((error, request, reply) => {
     const appError = explained(toAppError(error));

@@ -132,6 +132,9 @@ test('a line is checked field by field; the first problem names its field', () =
   });
   assert.equal(bad(0, 'x'.repeat(101)).field, 'primary_identifier');
   assert.equal(bad(1, 'A\u0007').field, 'first_name');
+  // The one rule for names from outside (input-text.ts): no bidirectional or zero-width characters either.
+  assert.equal(bad(2, 'Rivera\u202e').field, 'last_name');
+  assert.equal(bad(7, 'Lead\u200b').field, 'title');
   assert.equal(bad(3, 'alex@localhost').field, 'email');
   for (const amount of ['24,00', '-1', '1e3', '24.001', '$24', '1234567890', ' ', 'NaN']) {
     assert.equal(bad(4, amount).field, 'wage_amount', amount);

@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildTestApp } from '../helpers/build-test-app.ts';
+import { assertErrorAnswer } from '../helpers/error-shape.ts';
+import { createOrganization, createWorker, workerToken } from '../helpers/factories.ts';
+import { freePort } from '../helpers/free-port.ts';
+
+interface RawAnswer {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Sends bytes as they are on a new connection and reads one answer (the server closes, or the body is whole). */
+async function rawExchange(port: number, request: string): Promise<RawAnswer> {
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  // The server may close while a large request is still being written; what it answered is still read.
+  socket.on('error', () => {});
+  socket.write(request);
+  await new Promise((resolve) => socket.once('close', resolve));
+  const text = Buffer.concat(chunks).toString('utf8');
+  const [head = '', ...rest] = text.split('\r\n\r\n');
+  const [statusLine = '', ...headerLines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of headerLines) {
+    const at = line.indexOf(':');
+    headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim();
+  }
+  return { statusCode: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') };
+}
+
+async function listen(app: FastifyInstance): Promise<number> {
+  const port = await freePort();
+  await app.listen({ port, host: '127.0.0.1' });
+  return port;
+}
+
+const JSON_API = 'application/vnd.api+json';
+
+test('a path that is not valid percent-encoding is a 400 error document on every path of both listeners', async (t) => {
+  const app = await buildTestApp(t);
+  for (const url of [
+    '/rest/accounts/%E0%A4%A',
+    '/rest/%ZZ',
+    '/admin/organizations/%C0%80',
+    '/%FF',
+    '/rest/jobs/%',
+  ]) {
+    const response = await app.api.inject({ url });
+    assertErrorAnswer(response, 400, 'INVALID_USER_INPUT');
+    assert.equal(response.headers['x-request-id'], JSON.parse(response.body).errors[0].meta.request_id);
+  }
+  const card = await app.payments.inject({ method: 'POST', url: '/v2/cards/%E0%A4%A' });
+  assertErrorAnswer(card, 400, 'INVALID_USER_INPUT', { mediaType: 'application/json' });
+  // The caller's request id is kept here too, and the refusal has its access line.
+  const kept = await app.api.inject({ url: '/rest/%ZZ', headers: { 'x-request-id': 'partner-req-0001' } });
+  assert.equal(kept.headers['x-request-id'], 'partner-req-0001');
+  const line = app.logs.find(
+    (entry) => entry.request_id === 'partner-req-0001' && entry.msg === 'request completed',
+  );
+  assert.equal(line?.status, 400);
+});
+
+test('a path id of any length reaches its route and is refused there, naming the parameter', async (t) => {
+  const app = await buildTestApp(t);
+  const organizationId = await createOrganization(app);
+  const worker = await createWorker(app, organizationId);
+  const token = await workerToken(app, worker.personId);
+  for (const length of [101, 1_000, 8_000]) {
+    const response = await app.api.inject({
+      url: `/rest/accounts/${'a'.repeat(length)}`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assertErrorAnswer(response, 400, 'INVALID_PARAMETERS', { source: { parameter: 'account_id' } });
+    const admin = await app.api.inject({ url: `/admin/organizations/${'b'.repeat(length)}/jobs` });
+    assert.ok(admin.statusCode >= 400 && admin.statusCode < 500, admin.body);
+    assert.equal(admin.headers['content-type'], JSON_API);
+  }
+});
+
+test("what Node's HTTP parser refuses is an error document with a request id, and the connection closes", async (t) => {
+  const app = await buildTestApp(t);
+  const apiPort = await listen(app.api);
+  const paymentsPort = await listen(app.payments);
+  for (const [port, path, mediaType] of [
+    [apiPort, '/rest/health', JSON_API],
+    [apiPort, '/admin/organizations', JSON_API],
+    [paymentsPort, '/v2/cards/generic', 'application/json'],
+  ] as const) {
+    const large = await rawExchange(
+      port,
+      `GET ${path} HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    assertErrorAnswer(large, 431, 'REQUEST_HEADERS_TOO_LARGE', { mediaType });
+    assert.equal(large.headers.connection, 'close');
+
+    const smuggled = await rawExchange(
+      port,
+      `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 4\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+    );
+    assertErrorAnswer(smuggled, 400, 'INVALID_USER_INPUT', { mediaType });
+    assert.equal(smuggled.headers.connection, 'close');
+
+    const garbage = await rawExchange(port, 'NOT HTTP AT ALL\r\n\r\n');
+    assertErrorAnswer(garbage, 400, 'INVALID_USER_INPUT', { mediaType });
+  }
+  // Each refusal has a log line with its request id, so that a caller's report can be found.
+  const refusals = app.logs.filter((entry) => entry.msg === 'request refused by the HTTP parser');
+  assert.equal(refusals.length, 9);
+  assert.ok(refusals.every((entry) => typeof entry.request_id === 'string'));
+});
+
+test('a request not received in time is a 408 error document', async (t) => {
+  const app = await buildTestApp(t);
+  const port = await listen(app.api);
+  const accepted: Socket[] = [];
+  app.api.server.on('connection', (socket: Socket) => accepted.push(socket));
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.on('error', () => {});
+  socket.write('GET /rest/health HTTP/1.1\r\nHost: localhost\r\n');
+  while (accepted.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  // Node raises this when the listener's request timeout passes with the request unfinished; raised here at once.
+  const timeout = Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+  app.api.server.emit('clientError', timeout, accepted[0]);
+  await new Promise((resolve) => socket.once('close', resolve));
+  const text = Buffer.concat(chunks).toString('utf8');
+  assert.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+  assert.match(text, /\r\nX-Request-Id: req-\d+\r\n/);
+  const body = JSON.parse(text.split('\r\n\r\n')[1]!);
+  assert.equal(body.errors[0].code, 'REQUEST_TIMEOUT');
+});
+
+test('an absolute-form request target gets the negotiation and version check of its route', async (t) => {
+  const app = await buildTestApp(t);
+  const organizationId = await createOrganization(app);
+  const worker = await createWorker(app, organizationId);
+  const token = await workerToken(app, worker.personId);
+  const port = await listen(app.api);
+  const request = (headers: string) =>
+    rawExchange(
+      port,
+      `GET http://localhost:${port}/rest/transfers HTTP/1.1\r\nHost: localhost:${port}\r\n` +
+        `Authorization: Bearer ${token}\r\nConnection: close\r\n${headers}\r\n`,
+    );
+  const ok = await request('');
+  assert.equal(ok.statusCode, 200, ok.body);
+  assert.equal(ok.headers['content-type'], JSON_API);
+  assertErrorAnswer(await request('Accept: text/html\r\n'), 406, 'NOT_ACCEPTABLE', {
+    source: { header: 'Accept' },
+  });
+  assertErrorAnswer(await request('Service-API-Version: 2\r\n'), 400, 'INVALID_VERSION_HEADER', {
+    source: { header: 'Service-API-Version' },
+  });
+  const missing = await rawExchange(
+    port,
+    `PUT http://localhost:${port}/rest/transfers HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+  );
+  assertErrorAnswer(missing, 405, 'METHOD_NOT_ALLOWED');
+  assert.match(JSON.parse(missing.body).errors[0].detail, /^\/rest\/transfers accepts/);
+});
+
+test('a 500 is logged at error level with its request id and its cause; so is an error after the response', async (t) => {
+  const app = await buildTestApp(t, {}, async (api) => {
+    api.get('/rest/test/fails', { config: { public: true } }, async () => {
+      throw new Error('the cause of the failure', { cause: new Error('connection refused by the database') });
+    });
+    api.get(
+      '/rest/test/fails-after',
+      {
+        config: { public: true },
+        onResponse: async () => Promise.reject(new Error('an onResponse hook failed')),
+      },
+      async () => ({ data: [] }),
+    );
+  });
+  const response = await app.api.inject({
+    url: '/rest/test/fails',
+    headers: { 'x-request-id': 'forced-500-0001' },
+  });
+  assertErrorAnswer(response, 500, 'UNEXPECTED_ERROR');
+  assert.ok(!response.body.includes('cause'), 'the cause is not shown to the caller');
+  const errorLine = app.logs.find((entry) => entry.level === 50 && entry.request_id === 'forced-500-0001');
+  assert.ok(errorLine, 'no error line for the 500');
+  const err = errorLine.err as { message: string; stack: string };
+  assert.match(err.message, /the cause of the failure/);
+  assert.match(err.message, /connection refused by the database/);
+
+  await app.api.inject({ url: '/rest/test/fails-after', headers: { 'x-request-id': 'after-0001' } });
+  await new Promise((resolve) => setImmediate(resolve));
+  const afterLine = app.logs.find((entry) => entry.level === 50 && entry.request_id === 'after-0001');
+  assert.ok(afterLine, 'an error after the response left no line');
+  assert.match((afterLine.err as { message: string }).message, /an onResponse hook failed/);
+});
