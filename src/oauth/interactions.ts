@@ -15,6 +15,7 @@ import {
   renderThrottledPage,
 } from './pages/pages.ts';
 import { INTERACTION_PATH } from './provider.ts';
+import { checkCharset, checkedBody, decodeUtf8, formObject, parseUrlEncoded } from './request-text.ts';
 
 export interface InteractionOptions {
   provider: Provider;
@@ -49,10 +50,21 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     threshold: config.oauth.loginFailuresPerAddressBeforeBackoff,
   });
 
+  // Forms only, read strictly (request-text.ts); any other media type is 415, answered as a page.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: FORM_BYTES_MAX },
-    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    { parseAs: 'buffer', bodyLimit: FORM_BYTES_MAX },
+    (request, body, done) => {
+      try {
+        checkCharset(request.headers['content-type']);
+        const pairs = parseUrlEncoded(decodeUtf8(body as Buffer, 'form'), 'form');
+        (request as FastifyRequest & { [checkedBody]?: unknown })[checkedBody] = pairs;
+        done(null, formObject(pairs));
+      } catch (error) {
+        done(error as Error);
+      }
+    },
   );
 
   const send = (reply: FastifyReply, status: number, markup: string) =>

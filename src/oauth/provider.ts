@@ -183,6 +183,7 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
       ctx.body = renderErrorPage(
         out.error ?? 'error',
         out.error_description ?? 'The request could not be completed.',
+        (ctx.response as { get(name: string): string }).get('X-Request-Id') || undefined,
       );
     },
   });
