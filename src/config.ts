@@ -101,8 +101,16 @@ export interface OAuthConfig {
   /** How often each API process reads new revocations: the most a revoked token can outlive its revocation. */
   readonly revocationPollMs: number;
   readonly tokenCacheMax: number;
-  /** Failed sign-ins per account or address before each further try must wait, doubling up to 15 minutes. */
+  /**
+   * Failed sign-ins of one account from one address before each further try of that account from that address
+   * must wait, doubling from 30 s up to 15 minutes. Other addresses, and other accounts, are not slowed.
+   */
   readonly loginFailuresBeforeBackoff: number;
+  /**
+   * Failed sign-ins and sign-ups from one address, whatever the account, before each further try from that
+   * address must wait: higher than the per-account value, since an office or a carrier shares one address.
+   */
+  readonly loginFailuresPerAddressBeforeBackoff: number;
 }
 
 export class ConfigError extends Error {
@@ -139,6 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (masterKey.length !== 32) {
     throw new ConfigError('EWA_MASTER_KEY must be 32 bytes encoded in base64 (44 characters).');
   }
+  const loginFailuresBeforeBackoff = read.integer('EWA_LOGIN_FAILURES_BEFORE_BACKOFF', 5, 1, 100);
   const config: Config = {
     env: runEnv,
     host,
@@ -169,7 +178,13 @@ export function loadConfig(env: Env = process.env): Config {
       interactionTtlSeconds: read.integer('EWA_INTERACTION_TTL_SECONDS', 600, 60, 3600),
       revocationPollMs: read.integer('EWA_REVOCATION_POLL_MS', 2000, 100, 5000),
       tokenCacheMax: read.integer('EWA_TOKEN_CACHE_MAX', 100_000, 100, 10_000_000),
-      loginFailuresBeforeBackoff: read.integer('EWA_LOGIN_FAILURES_BEFORE_BACKOFF', 5, 1, 100),
+      loginFailuresBeforeBackoff,
+      loginFailuresPerAddressBeforeBackoff: read.integer(
+        'EWA_LOGIN_FAILURES_PER_ADDRESS_BEFORE_BACKOFF',
+        Math.max(20, loginFailuresBeforeBackoff),
+        loginFailuresBeforeBackoff,
+        100_000,
+      ),
     },
     accounts: {
       bankAccountBlockList: read.bankAccountBlockList('EWA_BANK_ACCOUNT_BLOCK_LIST'),

@@ -1,6 +1,14 @@
 import type { Db } from '../db/database.ts';
+import { textProblem } from '../platform/input-text.ts';
 import { clientMetadata } from './client-metadata.ts';
 import { findClient, findClientSecretHash, REVOCATION_KEPT_MS } from './clients.ts';
+
+/**
+ * An id no artifact or client of ours can have (a NUL, which PostgreSQL refuses, or another character the input
+ * rule refuses) is looked up as absent. Request parameters are checked where they arrive (request-text.ts); this
+ * covers ids the provider takes from inside a JWT (a client assertion's subject, a request object's client_id).
+ */
+const namesNothing = (id: string) => typeof id !== 'string' || textProblem(id) !== undefined;
 
 /** What oidc-provider hands its adapter and expects back (see its docs: "Adapter"). */
 export type Payload = Record<string, unknown> & {
@@ -52,6 +60,7 @@ export function databaseAdapter(db: Db, now: () => Date) {
     }
 
     async #findWhere(column: 'id' | 'uid' | 'user_code', value: string): Promise<Payload | undefined> {
+      if (namesNothing(value)) return undefined;
       const row = await db
         .selectFrom('oauth_payloads')
         .select(['payload', 'consumed_at', 'expires_at'])
@@ -126,6 +135,7 @@ class ClientCache {
   }
 
   async get(clientId: string): Promise<Record<string, unknown> | undefined> {
+    if (namesNothing(clientId)) return undefined;
     const cached = this.#entries.get(clientId);
     if (cached && cached.until > Date.now()) return cached.metadata;
     const client = await findClient(this.#db, clientId);

@@ -1,11 +1,22 @@
 import { hkdfSync } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { purgeExpiredPayloads } from './adapter.ts';
 import { CsrfTokens } from './csrf.ts';
 import { interactionRoutes } from './interactions.ts';
+import { renderErrorPage } from './pages/pages.ts';
 import { createProvider } from './provider.ts';
+import {
+  checkCharset,
+  checkedBody,
+  checkRequestText,
+  decodeUtf8,
+  formObject,
+  parseUrlEncoded,
+  RefusedInput,
+} from './request-text.ts';
 
 const PROVIDER_PATHS = [
   '/oauth2/*',
@@ -14,6 +25,10 @@ const PROVIDER_PATHS = [
   '/.well-known/oauth-authorization-server',
   '/.well-known/jwks.json',
 ];
+/** Endpoints a browser is sent to: their errors are pages, as oidc-provider's own errors there are. */
+const BROWSER_ENDPOINTS = ['/oauth2/auth', '/oauth2/sessions/logout'];
+/** oidc-provider reads at most 56 KiB of a body; a larger one is refused here, before it is read. */
+const PROVIDER_BODY_MAX = 56 * 1024;
 const PURGE_EVERY_MS = 10 * 60_000;
 
 export interface AuthAppOptions {
@@ -22,20 +37,151 @@ export interface AuthAppOptions {
   now: () => Date;
 }
 
+/** What a failed request is told: its status, and a description that holds nothing internal. */
+function publicError(error: FastifyError | RefusedInput): { status: number; description: string } {
+  const status =
+    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (error instanceof RefusedInput) return { status, description: error.message };
+  const descriptions: Record<number, string> = {
+    413: 'The request body is too large.',
+    415: 'Send the body as application/x-www-form-urlencoded in UTF-8.',
+    500: 'Something failed on our side. Try again in a moment.',
+  };
+  return { status, description: descriptions[status] ?? 'The request could not be read.' };
+}
+
+/** Logged with its cause and the request's id when it is ours (5xx); a refused request is the access line alone. */
+function logIfUnexpected(request: FastifyRequest, error: Error, status: number): void {
+  if (status >= 500) request.log.error({ err: error }, 'unexpected error on the authorization server');
+}
+
+/** The HTML error page of the authorization server, with the request id to quote. */
+function sendErrorPage(request: FastifyRequest, reply: FastifyReply, status: number, description: string) {
+  const title =
+    status >= 500 ? 'Unexpected error' : status === 415 ? 'Form not accepted' : 'Request not accepted';
+  return reply
+    .code(status)
+    .header('Cache-Control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(renderErrorPage(title, description, request.id));
+}
+
+/** A failed request answered in the shape of where it went: the OAuth error JSON from an endpoint, else a page. */
+function sendError(request: FastifyRequest, reply: FastifyReply, status: number, description: string) {
+  const path = (request.raw.url ?? '/').split('?')[0]!;
+  const endpoint =
+    PROVIDER_PATHS.some((pattern) =>
+      pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern,
+    ) && !BROWSER_ENDPOINTS.some((page) => path.startsWith(page));
+  if (!endpoint) return sendErrorPage(request, reply, status, description);
+  const code = status >= 500 ? 'server_error' : 'invalid_request';
+  return reply
+    .code(status)
+    .header('Cache-Control', 'no-store')
+    .send({ error: code, error_code: code, error_description: description });
+}
+
 /**
- * The authorization server listener: oidc-provider answers the protocol paths on the raw request (it reads its
- * own bodies, so its scope has no body parser), and our interaction pages handle sign-in and consent.
+ * For the auth listener's `frameworkErrors` (a Fastify server option, set where the listener is built): a URL that
+ * cannot be routed (bad percent-encoding, a path parameter over the length limit) is answered in the shape of
+ * where it was sent, with the request id, instead of Fastify's own JSON.
+ */
+export function authFrameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('X-Request-Id', request.id);
+  const status =
+    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  return sendError(request, reply, status, 'The address of this request is malformed or too long.');
+}
+
+/**
+ * The raw request as oidc-provider reads it: its body, already read from the connection and checked, is read again
+ * from these bytes, as the provider reads a body (`readable`, then `iterator`). Everything else is the request
+ * itself. (Given the consumed request, the provider would fall back to `req.body`, with a warning on the console.)
+ */
+function withBodyToRead(raw: IncomingMessage, body: Buffer | undefined): IncomingMessage {
+  if (body === undefined) return raw;
+  return new Proxy(raw, {
+    get(target, property) {
+      if (property === 'readable') return true;
+      if (property === 'readableEncoding') return null;
+      if (property === 'iterator') {
+        return async function* replay() {
+          yield body;
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * The authorization server listener: oidc-provider answers the protocol paths on the raw request, and our
+ * interaction pages handle sign-in and consent. Every string a request carries is checked here first
+ * (request-text.ts); a refused request is answered in the shape of where it went (the OAuth error JSON from an
+ * endpoint, an HTML page from a page), and an unexpected error is a generic page or JSON, logged with its cause.
  */
 export async function authApp(app: FastifyInstance, options: AuthAppOptions): Promise<void> {
   const { config, db, now } = options;
   const provider = await createProvider(config, { db, now });
-  provider.on('server_error', (_ctx, error) => app.log.error({ err: error }, 'authorization server error'));
+  // The Fastify request of each raw request handed to the provider, so that its errors are logged with the id.
+  const requests = new WeakMap<IncomingMessage, FastifyRequest>();
+  const logOf = (ctx: unknown) => requests.get((ctx as { req: IncomingMessage }).req)?.log ?? app.log;
+  provider.on('server_error', (ctx, error) =>
+    logOf(ctx).error({ err: error }, 'unexpected error on the authorization server'),
+  );
+  // Koa's own report of an error nothing else caught (it would print it on the console).
+  provider.on('error', (error, ctx) =>
+    logOf(ctx).error({ err: error }, 'unexpected error on the authorization server'),
+  );
+
+  app.addHook('preHandler', async (request) => checkRequestText(request));
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const { status, description } = publicError(error);
+    logIfUnexpected(request, error, status);
+    return sendErrorPage(request, reply, status, description);
+  });
 
   const csrf = new CsrfTokens(Buffer.from(hkdfSync('sha256', config.masterKey, '', 'ewa csrf', 32)));
   await app.register(interactionRoutes, { provider, config, db, csrf, now });
 
   await app.register(async (scope) => {
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      const { status, description } = publicError(error);
+      logIfUnexpected(request, error, status);
+      return sendError(request, reply, status, description);
+    });
+    // Bodies the provider reads are read and checked here first; the provider then reads the same bytes again
+    // (withBodyToRead). Other media types are left unread for the provider to refuse.
     scope.removeAllContentTypeParsers();
+    const bodies = new WeakMap<FastifyRequest, Buffer>();
+    const hand = (request: FastifyRequest, body: Buffer) => {
+      checkCharset(request.headers['content-type']);
+      bodies.set(request, body);
+      return decodeUtf8(body, 'body');
+    };
+    const limits = { parseAs: 'buffer' as const, bodyLimit: PROVIDER_BODY_MAX };
+    scope.addContentTypeParser('application/x-www-form-urlencoded', limits, (request, body: Buffer, done) => {
+      try {
+        const pairs = parseUrlEncoded(hand(request, body), 'body');
+        (request as FastifyRequest & { [checkedBody]?: unknown })[checkedBody] = pairs;
+        done(null, formObject(pairs));
+      } catch (error) {
+        done(error as Error);
+      }
+    });
+    scope.addContentTypeParser('application/json', limits, (request, body: Buffer, done) => {
+      try {
+        const text = hand(request, body);
+        try {
+          done(null, JSON.parse(text));
+        } catch {
+          throw new RefusedInput('The body is not valid JSON.');
+        }
+      } catch (error) {
+        done(error as Error);
+      }
+    });
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const callback = provider.callback();
     const issuer = new URL(config.auth.publicUrl);
@@ -45,8 +191,10 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
       request.raw.headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
       // Headers set on the Fastify reply are not sent once it is hijacked: set them on the raw response.
       reply.raw.setHeader('X-Request-Id', request.id);
+      const raw = withBodyToRead(request.raw, bodies.get(request));
+      requests.set(raw, request);
       reply.hijack();
-      await callback(request.raw, reply.raw);
+      await callback(raw, reply.raw);
     };
     for (const url of PROVIDER_PATHS) scope.all(url, handler);
   });

@@ -5,14 +5,7 @@ import type { Db } from '../db/database.ts';
 import { authenticate, normalizeEmail, signUp } from './accounts.ts';
 import { findClient } from './clients.ts';
 import { CSRF_COOKIE, type CsrfTokens } from './csrf.ts';
-import {
-  ADDRESS_FACTOR,
-  accountKey,
-  addressKey,
-  recordFailure,
-  recordSuccess,
-  secondsUntilAllowed,
-} from './login-throttle.ts';
+import { accountAtAddressKey, addressKey, admitAttempt, recordSuccess } from './login-throttle.ts';
 import {
   type ClientView,
   renderConsentPage,
@@ -22,6 +15,7 @@ import {
   renderThrottledPage,
 } from './pages/pages.ts';
 import { INTERACTION_PATH } from './provider.ts';
+import { checkCharset, checkedBody, decodeUtf8, formObject, parseUrlEncoded } from './request-text.ts';
 
 export interface InteractionOptions {
   provider: Provider;
@@ -51,16 +45,32 @@ function cookieOf(request: FastifyRequest, name: string): string | undefined {
 export async function interactionRoutes(app: FastifyInstance, options: InteractionOptions): Promise<void> {
   const { provider, config, db, csrf, now } = options;
   const sandbox = config.env === 'uat';
-  const threshold = config.oauth.loginFailuresBeforeBackoff;
+  const addressCeiling = (ip: string) => ({
+    key: addressKey(ip),
+    threshold: config.oauth.loginFailuresPerAddressBeforeBackoff,
+  });
 
+  // Forms only, read strictly (request-text.ts); any other media type is 415, answered as a page.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: FORM_BYTES_MAX },
-    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    { parseAs: 'buffer', bodyLimit: FORM_BYTES_MAX },
+    (request, body, done) => {
+      try {
+        checkCharset(request.headers['content-type']);
+        const pairs = parseUrlEncoded(decodeUtf8(body as Buffer, 'form'), 'form');
+        (request as FastifyRequest & { [checkedBody]?: unknown })[checkedBody] = pairs;
+        done(null, formObject(pairs));
+      } catch (error) {
+        done(error as Error);
+      }
+    },
   );
 
   const send = (reply: FastifyReply, status: number, markup: string) =>
     reply.code(status).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(markup);
+  const throttled = (reply: FastifyReply, retryAfterSeconds: number) =>
+    send(reply.header('Retry-After', String(retryAfterSeconds)), 429, renderThrottledPage(retryAfterSeconds));
 
   /** The interaction, its client and this browser's CSRF value; or a page saying the request is gone. */
   async function load(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
@@ -151,13 +161,17 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const { details, client, csrfValue } = loaded;
     if (!checkCsrf(request, details.uid, reply)) return reply;
     const email = normalizeEmail(String(request.body?.email ?? '')).slice(0, 320);
-    const keys = [accountKey(email), addressKey(request.ip)];
-    const wait = await secondsUntilAllowed(db, keys, now());
-    if (wait > 0) return send(reply.header('Retry-After', String(wait)), 429, renderThrottledPage(wait));
+    const account = {
+      key: accountAtAddressKey(email, request.ip),
+      threshold: config.oauth.loginFailuresBeforeBackoff,
+    };
+    const address = addressCeiling(request.ip);
+    // Counted before the password is checked, so that tries sent at once cannot all pass a check made before any
+    // of them failed.
+    const admission = await admitAttempt(db, [account, address], now());
+    if (!admission.admitted) return throttled(reply, admission.retryAfterSeconds);
     const personId = await authenticate(db, email, String(request.body?.password ?? ''));
     if (!personId) {
-      await recordFailure(db, keys[0]!, threshold, now());
-      await recordFailure(db, keys[1]!, threshold * ADDRESS_FACTOR, now());
       const to = urls(details.uid);
       return send(
         reply,
@@ -172,7 +186,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
         }),
       );
     }
-    await recordSuccess(db, keys[0]!);
+    await recordSuccess(db, { reset: [account], giveBack: [address] });
     return finish(request, reply, { login: { accountId: personId, amr: ['pwd'] } }, false);
   });
 
@@ -208,11 +222,11 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
         renderErrorPage('Sign-up unavailable', 'Ask your employer for an invitation to set your password.'),
       );
     }
-    const wait = await secondsUntilAllowed(db, [addressKey(request.ip)], now());
-    if (wait > 0) return send(reply.header('Retry-After', String(wait)), 429, renderThrottledPage(wait));
+    const address = addressCeiling(request.ip);
+    const admission = await admitAttempt(db, [address], now());
+    if (!admission.admitted) return throttled(reply, admission.retryAfterSeconds);
     const result = await signUp(db, { email, employeeId, password: String(request.body?.password ?? '') });
     if ('problem' in result) {
-      await recordFailure(db, addressKey(request.ip), threshold * ADDRESS_FACTOR, now());
       return send(
         reply,
         400,
@@ -228,6 +242,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
         }),
       );
     }
+    await recordSuccess(db, { reset: [], giveBack: [address] });
     return finish(request, reply, { login: { accountId: result.personId, amr: ['pwd'] } }, false);
   });
 

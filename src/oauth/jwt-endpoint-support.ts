@@ -48,6 +48,25 @@ export function jwtEndpointSupport({ config, db, keys }: Options) {
 
   return async function middleware(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
     await next();
+    try {
+      await answer(ctx);
+    } catch (error) {
+      // Outside the provider's own error handling: answer as it answers its own failures, and report the same way.
+      ctx.status = 500;
+      ctx.body = {
+        error: 'server_error',
+        error_description: 'oops! something went wrong',
+        error_code: 'server_error',
+      };
+      (ctx as unknown as { app: { emit(event: string, ...args: unknown[]): void } }).app.emit(
+        'server_error',
+        ctx,
+        error,
+      );
+    }
+  };
+
+  async function answer(ctx: KoaContextWithOIDC): Promise<void> {
     const route = ctx.oidc?.route;
     const body = ctx.body as Body | undefined;
     const unsupportedJwt = ctx.status === 400 && body?.error === 'unsupported_token_type' && ctx.oidc?.client;
@@ -102,7 +121,7 @@ export function jwtEndpointSupport({ config, db, keys }: Options) {
     }
     if (ctx.status >= 400 && body && typeof body === 'object' && typeof body.error === 'string')
       body.error_code = body.error;
-  };
+  }
 }
 
 function pick(payload: JWTPayload, names: string[]): Body {

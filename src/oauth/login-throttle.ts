@@ -1,44 +1,93 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { withTransaction } from '../db/transaction.ts';
 
 const BACKOFF_BASE_SECONDS = 30;
 const BACKOFF_MAX_SECONDS = 15 * 60;
-/** An address is shared by many people (offices, carriers): it gets more tries than one account. */
-export const ADDRESS_FACTOR = 4;
+/** A key with no try for this long starts counting again from zero (unless it is locked right now). */
+export const FAILURES_FORGOTTEN_AFTER_SECONDS = 60 * 60;
 
-export const accountKey = (email: string) => `account:${email}`;
-export const addressKey = (ip: string) => `ip:${ip}`;
+/** One counter a sign-in try is counted on, and how many tries it allows before each further one must wait. */
+export interface ThrottleKey {
+  key: string;
+  threshold: number;
+}
 
-/** Seconds to wait before another try on any of these keys; 0 when none is locked. */
-export async function secondsUntilAllowed(db: Db, keys: string[], now: Date): Promise<number> {
-  const rows = await db
-    .selectFrom('login_throttle')
-    .select('locked_until')
-    .where('key', 'in', keys)
-    .execute();
-  const waits = rows.map((row) =>
-    row.locked_until ? (row.locked_until.getTime() - now.getTime()) / 1000 : 0,
-  );
-  return Math.max(0, ...waits.map(Math.ceil));
+/** The tries of one account from one address: a locked account stays open from every other address. */
+export const accountAtAddressKey = (email: string, ip: string) => `account:${ip} ${email}`;
+/** Every try from one address, whatever the account: a ceiling for an attacker who tries many accounts. */
+export const addressKey = (ip: string) => `address:${ip}`;
+
+export type Admission = { admitted: true } | { admitted: false; retryAfterSeconds: number };
+
+/**
+ * Counts a try on every key before its password is checked, in one transaction that holds the keys' rows
+ * (`FOR UPDATE`): either no key is locked and the try is counted on all of them, or it is refused and counted
+ * on none. Parallel tries queue on the row lock, so however many arrive at once, at most `threshold` of them are
+ * checked before the key locks; this holds across processes, which share nothing but the database. From the
+ * `threshold`-th counted try on, each further one locks its key for a backoff that doubles, from 30 s up to
+ * 15 minutes. A try that then succeeds gives its count back (`recordSuccess`).
+ */
+export async function admitAttempt(db: Db, keys: readonly ThrottleKey[], now: Date): Promise<Admission> {
+  const ordered = [...keys].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return withTransaction(db, async (tx) => {
+    // In key order, as the lock below: two tries never wait on each other's rows the other way round.
+    await tx
+      .insertInto('login_throttle')
+      .values(ordered.map(({ key }) => ({ key, failures: 0, locked_until: null, updated_at: now })))
+      .onConflict((conflict) => conflict.column('key').doNothing())
+      .execute();
+    const rows = await tx
+      .selectFrom('login_throttle')
+      .select(['key', 'failures', 'locked_until', 'updated_at'])
+      .where(
+        'key',
+        'in',
+        ordered.map(({ key }) => key),
+      )
+      .orderBy('key')
+      .forUpdate()
+      .execute();
+    const waits = rows
+      .filter((row) => row.locked_until && row.locked_until > now)
+      .map((row) => Math.ceil((row.locked_until!.getTime() - now.getTime()) / 1000));
+    if (waits.length > 0) return { admitted: false, retryAfterSeconds: Math.max(1, ...waits) };
+    const forgottenBefore = now.getTime() - FAILURES_FORGOTTEN_AFTER_SECONDS * 1000;
+    for (const { key, threshold } of ordered) {
+      const row = rows.find((candidate) => candidate.key === key)!;
+      const updatedAt = new Date(row.updated_at);
+      const count = (updatedAt.getTime() < forgottenBefore ? 0 : row.failures) + 1;
+      await tx
+        .updateTable('login_throttle')
+        .set({ failures: count, locked_until: lockedUntil(count, threshold, now), updated_at: now })
+        .where('key', '=', key)
+        .execute();
+    }
+    return { admitted: true };
+  });
+}
+
+function lockedUntil(count: number, threshold: number, now: Date): Date | null {
+  if (count < threshold) return null;
+  const seconds = Math.min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** Math.min(count - threshold, 20));
+  return new Date(now.getTime() + seconds * 1000);
 }
 
 /**
- * Counts a failure; from the `threshold`-th one on, each further failure locks the key for a backoff that doubles,
- * from 30 s up to 15 minutes. Shared through the database, so every process counts the same tries.
+ * A counted try that succeeded. `reset` keys start again from nothing (the person proved the password of that
+ * account); the others only get this try back, and lose a lock that only this try had brought them to.
  */
-export async function recordFailure(db: Db, key: string, threshold: number, now: Date): Promise<void> {
-  await sql`
-    insert into login_throttle (key, failures, locked_until, updated_at)
-    values (${key}, 1, ${threshold <= 1 ? new Date(now.getTime() + BACKOFF_BASE_SECONDS * 1000) : null}, ${now})
-    on conflict (key) do update set
-      failures = login_throttle.failures + 1,
-      updated_at = ${now},
-      locked_until = case when login_throttle.failures + 1 >= ${threshold}
-        then ${now}::timestamptz + make_interval(secs => least(${BACKOFF_MAX_SECONDS},
-          ${BACKOFF_BASE_SECONDS} * power(2, login_throttle.failures + 1 - ${threshold})))
-        else null end`.execute(db);
-}
-
-export async function recordSuccess(db: Db, key: string): Promise<void> {
-  await db.deleteFrom('login_throttle').where('key', '=', key).execute();
+export async function recordSuccess(
+  db: Db,
+  outcome: { reset: readonly ThrottleKey[]; giveBack: readonly ThrottleKey[] },
+): Promise<void> {
+  const reset = outcome.reset.map(({ key }) => key);
+  if (reset.length > 0) await db.deleteFrom('login_throttle').where('key', 'in', reset).execute();
+  for (const { key, threshold } of outcome.giveBack) {
+    await sql`
+      update login_throttle set
+        failures = greatest(failures - 1, 0),
+        locked_until = case when failures - 1 >= ${threshold} then locked_until else null end
+      where key = ${key}`.execute(db);
+  }
 }

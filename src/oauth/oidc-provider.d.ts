@@ -81,6 +81,8 @@ declare module 'oidc-provider' {
 
   export const errors: Record<string, new (...args: unknown[]) => Error> & {
     InvalidTarget: new () => Error;
+    InvalidScope: new (description: string, scope: string) => Error;
+    InvalidRequest: new (description: string) => Error;
   };
   export default Provider;
 }

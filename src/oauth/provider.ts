@@ -6,12 +6,37 @@ import { databaseAdapter } from './adapter.ts';
 import { clientSecretMatches } from './clients.ts';
 import { jwtEndpointSupport } from './jwt-endpoint-support.ts';
 import { renderErrorPage, renderLogoutPage, renderLogoutSuccessPage } from './pages/pages.ts';
-import { ALL_SCOPES, CLIENT_SCOPES, OFFLINE_SCOPES, USER_SCOPES } from './scopes.ts';
+import { ALL_SCOPES, apiScopesFor, CLIENT_SCOPES, OFFLINE_SCOPES } from './scopes.ts';
 import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, loadSigningKeys } from './signing-keys.ts';
 
 export const INTERACTION_PATH = '/interaction';
-/** Scopes the REST API understands: they go into access tokens for it. */
-const API_SCOPES = [...Object.keys(USER_SCOPES), ...Object.keys(CLIENT_SCOPES)];
+/**
+ * The REST API's scopes this request may be granted, by the kind of grant (see `apiScopesFor`); a scope asked for
+ * beyond them is invalid_scope, not silently dropped. A client_credentials request without `scope` is given
+ * every client scope registered for the client (RFC 6749 §3.3 lets the server choose a default).
+ */
+function grantableScopes(ctx: KoaContextWithOIDC, registered: string[]): string[] {
+  const params = ctx.oidc?.params as { grant_type?: unknown; scope?: unknown } | undefined;
+  const grant = params?.grant_type === 'client_credentials' ? 'client' : 'user';
+  const allowed = apiScopesFor(grant, registered);
+  const requested = typeof params?.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
+  for (const scope of requested) {
+    // A person's sign-in may also ask for OpenID scopes, and unknown ones are ignored as OpenID Connect says;
+    // what it may not get is a scope of the other kind.
+    const refused = grant === 'client' ? !allowed.includes(scope) : Object.hasOwn(CLIENT_SCOPES, scope);
+    if (refused) {
+      throw new errors.InvalidScope(
+        grant === 'client'
+          ? `a client_credentials token carries only client scopes registered for the client (${allowed.join(' ')})`
+          : "a client scope is for client_credentials, not for a person's sign-in",
+        scope,
+      );
+    }
+  }
+  // The grant reads the requested scopes after this: a request without any asks for the default.
+  if (grant === 'client' && requested.length === 0 && params) params.scope = allowed.join(' ');
+  return allowed;
+}
 
 /** The longest a token signed with a key can live, so retired keys stay in the JWKS that long. */
 export function longestSignedTokenLifetimeSeconds(config: Config): number {
@@ -111,11 +136,14 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
         enabled: true,
         defaultResource: async () => resource,
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx: unknown, indicator: string, client: { scope?: string }) => {
+        getResourceServerInfo: async (
+          ctx: KoaContextWithOIDC,
+          indicator: string,
+          client: { scope?: string },
+        ) => {
           if (indicator !== resource) throw new errors.InvalidTarget();
-          const registered = new Set((client.scope ?? '').split(' '));
           return {
-            scope: API_SCOPES.filter((scope) => registered.has(scope)).join(' '),
+            scope: grantableScopes(ctx, (client.scope ?? '').split(' ')).join(' '),
             audience: resource,
             accessTokenTTL: ttl.accessTokenTtlSeconds,
             accessTokenFormat: 'jwt',
@@ -155,6 +183,7 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
       ctx.body = renderErrorPage(
         out.error ?? 'error',
         out.error_description ?? 'The request could not be completed.',
+        (ctx.response as { get(name: string): string }).get('X-Request-Id') || undefined,
       );
     },
   });

@@ -38,6 +38,16 @@ export function scopesAllowedFor(isPublic: boolean): Scope[] {
   return isPublic ? user : [...user, ...(Object.keys(CLIENT_SCOPES) as Scope[])];
 }
 
+/**
+ * Scopes a token of the REST API may carry, by who it acts for: a client_credentials token acts for the client
+ * itself and carries client scopes only; a token of a signed-in person carries user scopes only. Either way,
+ * only those registered for the client.
+ */
+export function apiScopesFor(grant: 'client' | 'user', registered: readonly string[]): string[] {
+  const family: Record<string, string> = grant === 'client' ? CLIENT_SCOPES : USER_SCOPES;
+  return registered.filter((scope) => Object.hasOwn(family, scope));
+}
+
 /** Scopes a token carries, with what they imply: user:read_write includes user:read. */
 export function effectiveScopes(scope: string): Set<string> {
   const scopes = new Set(scope.split(' ').filter(Boolean));

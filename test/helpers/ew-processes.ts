@@ -50,6 +50,8 @@ export function spawnEwa(args: string[], env: Record<string, string>): EwaProces
 export interface ApiProcess extends EwaProcess {
   /** Where this process's REST listener really is (its public URL is the shared one). */
   apiUrl: string;
+  /** Where this process's authorization server really is. */
+  authUrl: string;
   /** SIGTERM: finish requests in flight, close the database, exit 0. */
   stop(): Promise<number | null>;
 }
@@ -98,6 +100,7 @@ async function startApiProcessOnce(env: Record<string, string>, timeoutMs: numbe
   return {
     ...running,
     apiUrl,
+    authUrl: `http://127.0.0.1:${auth}`,
     async stop() {
       if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill('SIGTERM');
       return running.exited;

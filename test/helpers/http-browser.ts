@@ -1,3 +1,10 @@
+/** A request of the browser: a form is posted; extra headers (X-Forwarded-For behind a trusted proxy) are sent. */
+export interface BrowserRequest {
+  method?: string;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
 /**
  * Just enough of a browser to walk the sign-in pages over real HTTP: a cookie jar, manual redirects, and form
  * posts with the hidden fields a page carries. The Chromium tests do the same with a real browser.
@@ -25,10 +32,7 @@ export class HttpBrowser {
     return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
 
-  async request(
-    url: string,
-    init: { method?: string; form?: Record<string, string> } = {},
-  ): Promise<Response> {
+  async request(url: string, init: BrowserRequest = {}): Promise<Response> {
     const absolute = new URL(url, this.#origin).toString();
     const response = await fetch(absolute, {
       method: init.method ?? (init.form ? 'POST' : 'GET'),
@@ -37,6 +41,7 @@ export class HttpBrowser {
         cookie: this.#cookieHeader(),
         accept: 'text/html',
         ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...init.headers,
       },
       ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}),
     });
@@ -47,7 +52,7 @@ export class HttpBrowser {
   /** Follows redirects on this origin; stops at the first page, or at a redirect that leaves the origin. */
   async follow(
     url: string,
-    init: { method?: string; form?: Record<string, string> } = {},
+    init: BrowserRequest = {},
   ): Promise<{ url: string; response: Response; body: string }> {
     let current = new URL(url, this.#origin).toString();
     let response = await this.request(current, init);

@@ -298,3 +298,44 @@ test('discovery describes exactly what is enforced', async (t) => {
   assert.ok(jwks.keys.length >= 1);
   for (const key of jwks.keys) assert.equal(key.d, undefined, 'no private key material is published');
 });
+
+test("a native app's loopback redirect URI may change its port, and nothing else (RFC 8252 §7.3)", async (t) => {
+  const s = await setup(t);
+  // As the sandbox's demo-partner-mobile: public, with a private-use scheme, so a native app.
+  const native = await createTestClient(s.app, {
+    isPublic: true,
+    redirectUris: ['http://localhost:3000/callback', 'com.example.ewa:/callback'],
+    scopes: ['openid', 'user:read'],
+  });
+  const web = await createTestClient(s.app, { redirectUris: ['http://localhost:3000/callback'] });
+  const ask = (clientId: string, redirect: string) =>
+    fetch(
+      authorizationUrl(s, {
+        client_id: clientId,
+        redirect_uri: redirect,
+        scope: 'openid user:read',
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      }),
+      { redirect: 'manual', headers: { accept: 'text/html' } },
+    );
+  for (const redirect of ['http://localhost:3000/callback', 'http://localhost:51234/callback']) {
+    const response = await ask(native.clientId, redirect);
+    assert.equal(response.status, 303, redirect);
+    assert.match(response.headers.get('location')!, /\/interaction\//, `${redirect} goes on to sign-in`);
+  }
+  for (const redirect of [
+    'http://localhost:51234/other',
+    'http://localhost:51234/callback?next=x',
+    'http://127.0.0.1:3000/callback',
+    'https://localhost:3000/callback',
+    'http://partner.example:3000/callback',
+  ]) {
+    const response = await ask(native.clientId, redirect);
+    assert.equal(response.status, 400, redirect);
+    assert.equal(response.headers.get('location'), null, redirect);
+  }
+  const webOtherPort = await ask(web.clientId, 'http://localhost:51234/callback');
+  assert.equal(webOtherPort.status, 400, 'a confidential (web) client matches exactly, port included');
+  assert.equal(webOtherPort.headers.get('location'), null);
+});

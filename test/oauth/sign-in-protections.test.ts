@@ -51,7 +51,7 @@ test('failed sign-ins back off per account: 429 with Retry-After, even for the r
   const row = await app.database.db
     .selectFrom('login_throttle')
     .selectAll()
-    .where('key', '=', `account:${email}`)
+    .where('key', '=', `account:127.0.0.1 ${email}`)
     .executeTakeFirstOrThrow();
   assert.equal(row.failures, 3);
   assert.ok(row.locked_until! > new Date());

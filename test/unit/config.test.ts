@@ -15,6 +15,8 @@ test('defaults: UAT sandbox on the embedded database in ./data, ports 8080-8082'
   assert.equal(config.seedDemoData, true);
   assert.equal(config.usesDevelopmentKey, true);
   assert.equal(config.masterKey.length, 32);
+  assert.equal(config.oauth.loginFailuresBeforeBackoff, 5);
+  assert.equal(config.oauth.loginFailuresPerAddressBeforeBackoff, 20);
 });
 
 test('the config is frozen all the way down', () => {
@@ -74,6 +76,10 @@ test('a bad value stops start-up with a message naming the variable and what is 
     [{ EWA_BODY_LIMIT_BYTES: '10' }, /EWA_BODY_LIMIT_BYTES must be a whole number from 1024/],
     [{ EWA_HEALTH_DB_TIMEOUT_MS: '-1' }, /EWA_HEALTH_DB_TIMEOUT_MS must be a whole number/],
     [{ EWA_SHUTDOWN_TIMEOUT_MS: 'soon' }, /EWA_SHUTDOWN_TIMEOUT_MS must be a whole number/],
+    [
+      { EWA_LOGIN_FAILURES_BEFORE_BACKOFF: '8', EWA_LOGIN_FAILURES_PER_ADDRESS_BEFORE_BACKOFF: '6' },
+      /EWA_LOGIN_FAILURES_PER_ADDRESS_BEFORE_BACKOFF must be a whole number from 8 to 100000/,
+    ],
   ];
   for (const [env, message] of cases) {
     assert.throws(

@@ -102,12 +102,14 @@ ${
   );
 }
 
-export function renderErrorPage(title: string, description: string): string {
+/** `requestId`, when given, is shown for a person to quote: it is the id of the request's log lines. */
+export function renderErrorPage(title: string, description: string, requestId?: string): string {
   return page(
     'Something went wrong',
     html`<h1>Something went wrong</h1>
 <div class="error" role="alert"><strong>${title}</strong>: ${description}</div>
-<p>Go back to the app you came from and try again.</p>`,
+<p>Go back to the app you came from and try again.</p>
+${requestId ? html`<p class="links">Reference: <code>${requestId}</code></p>` : ''}`,
   );
 }
 
