@@ -4,7 +4,7 @@ import { adminRoutes } from './admin/routes.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { createMoneyCore, type MoneyCore } from './earnings/money-core.ts';
-import { authApp } from './oauth/auth-app.ts';
+import { authApp, authFrameworkErrors } from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
 import { ensureSigningKey } from './oauth/signing-keys.ts';
 import { AccessLogController, accessLogPlugin } from './platform/access-log.ts';
@@ -131,7 +131,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(cardTokenRoutes, { ...cardTokens, path: '/cards/generic' });
   if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 
-  const auth = Fastify(fastifyOptions(config, deps, 'auth'));
+  const auth = Fastify({ ...fastifyOptions(config, deps, 'auth'), frameworkErrors: authFrameworkErrors });
   await auth.register(accessLogPlugin);
   await auth.register(authApp, { config, db, now });
   const payments = Fastify({
