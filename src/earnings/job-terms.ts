@@ -93,10 +93,3 @@ export function payCalendarOf(policy: OrganizationPolicy): PayCalendar {
     paydayOffsetDays: policy.paydayOffsetDays,
   };
 }
-
-/** Locks people in id order, so that any two money transactions over overlapping people cannot deadlock. */
-export async function lockPeople(tx: Tx, personIds: readonly string[]): Promise<void> {
-  const ids = [...new Set(personIds)].sort();
-  if (ids.length === 0) return;
-  await sql`select id from people where id = any(${ids}::uuid[]) order by id for update`.execute(tx);
-}

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { lockPeople } from '../db/lock-order.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
 import {
   ensureOwnedLedgerAccounts,
@@ -8,7 +9,6 @@ import {
 } from '../ledger/ledger-accounts.ts';
 import { type Movement, postMovements } from '../ledger/posting.ts';
 import type { PaymentRail, RailInstruction } from '../rails/payment-rail.ts';
-import { lockPeople } from './job-terms.ts';
 
 export interface SettlementReport {
   settled: number;

@@ -6,6 +6,7 @@ import {
   verifyPassword,
 } from '../crypto/passwords.ts';
 import type { Db } from '../db/database.ts';
+import { withTransaction } from '../db/transaction.ts';
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
@@ -53,22 +54,34 @@ export async function signUp(
     };
   }
   const hash = await hashPassword(input.password);
-  const updated = await db
-    .updateTable('people')
-    .set({ password_hash: hash, updated_at: new Date() })
-    .where('email', '=', email)
-    .where('password_hash', 'is', null)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('jobs')
-          .select('jobs.id')
-          .whereRef('jobs.person_id', '=', 'people.id')
-          .where('jobs.external_employee_id', '=', input.employeeId.trim()),
-      ),
-    )
-    .returning('id')
-    .executeTakeFirst();
+  // The person's lock first, then the match in a statement of its own, which sees a roster change that held the
+  // lock (db/lock-order.ts): a statement that waited for a row would judge the job as it was before.
+  const updated = await withTransaction(db, async (tx) => {
+    const person = await tx
+      .selectFrom('people')
+      .select('id')
+      .where('email', '=', email)
+      .where('password_hash', 'is', null)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!person) return undefined;
+    return tx
+      .updateTable('people')
+      .set({ password_hash: hash, updated_at: new Date() })
+      .where('id', '=', person.id)
+      .where('password_hash', 'is', null)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('jobs')
+            .select('jobs.id')
+            .whereRef('jobs.person_id', '=', 'people.id')
+            .where('jobs.external_employee_id', '=', input.employeeId.trim()),
+        ),
+      )
+      .returning('id')
+      .executeTakeFirst();
+  });
   return updated
     ? { personId: updated.id }
     : {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { lockPeople } from '../db/lock-order.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
 import { AppError } from '../errors/app-error.ts';
 import { isUuid } from '../platform/filters.ts';
@@ -48,6 +49,14 @@ async function changeActivation(
 ): Promise<JobActivation> {
   if (!isUuid(id)) throw notFound(id);
   return withTransaction(db, async (tx) => {
+    // The person's lock first (db/lock-order.ts): an advance checks the job's status under it.
+    const owner = await tx
+      .selectFrom('jobs')
+      .select('person_id')
+      .where('id', '=', id.toLowerCase())
+      .executeTakeFirst();
+    if (!owner) throw notFound(id);
+    await lockPeople(tx, [owner.person_id]);
     const job = await setActivationStatus(tx, id.toLowerCase(), status);
     if (!job) throw notFound(id);
     const createdAccount =

@@ -65,22 +65,22 @@ async function readMerge(
   return new RosterMerge({ jobs, people, workingElsewhere }, peopleSeen);
 }
 
-/** Locks the rows about to change and fails when any is no longer as it was read. */
+/**
+ * Locks the rows about to change and fails when any is no longer as it was read. The people locked are those
+ * changed and those whose jobs change (or get their earnings balance): an advance checks a job's status under its
+ * person's lock, and a sign-up its employee id (db/lock-order.ts: people, then jobs).
+ */
 async function lockUnchangedSinceRead(
   tx: Tx,
   people: readonly MergedPerson[],
   jobs: readonly MergedJob[],
+  jobsOfPeople: readonly MergedJob[],
 ): Promise<void> {
+  const owners = [...people.map((person) => person.id), ...jobsOfPeople.map((job) => job.personId)];
+  const lockedPeople = owners.length > 0 ? await lockPeople(tx, [...new Set(owners)]) : [];
+  const changedIds = new Set(people.map((person) => person.id));
   for (const [read, locked] of [
-    [
-      people,
-      people.length > 0
-        ? await lockPeople(
-            tx,
-            people.map((person) => person.id),
-          )
-        : [],
-    ],
+    [people, lockedPeople.filter((person) => changedIds.has(person.id))],
     [
       jobs,
       jobs.length > 0
@@ -108,7 +108,9 @@ async function write(
   const changedPeople = people.filter((person) => person.changed);
   const changedJobs = jobs.filter((job) => job.changed);
   const newJobs = jobs.filter((job) => job.isNew);
-  await lockUnchangedSinceRead(tx, changedPeople, changedJobs);
+  // Existing jobs that are due an account: activated by this roster, or from before the organization had ODP.
+  const due = jobs.filter((job) => !job.isNew && isEarningsBalanceDue(job, organization.products));
+  await lockUnchangedSinceRead(tx, changedPeople, changedJobs, [...changedJobs, ...due]);
   // Changed people first: an email one of them gives up may be the email of a person made below.
   await updatePeople(tx, changedPeople);
   await insertPeople(
@@ -129,8 +131,6 @@ async function write(
   await insertEarningsBalanceAccounts(tx, accounts);
   await insertJobs(tx, organization, newJobs);
   await updateJobs(tx, changedJobs);
-  // Existing jobs that are due an account: activated by this roster, or from before the organization had ODP.
-  const due = jobs.filter((job) => !job.isNew && isEarningsBalanceDue(job, organization.products));
   await ensureEarningsBalanceAccounts(
     tx,
     due.map((job) => job.id),

@@ -157,7 +157,7 @@ export function lockJobs(tx: Tx, ids: readonly string[]): Promise<RosterJob[]> {
   return selectJobs(tx, sql`id = any(${[...ids]}::uuid[])`, sql`for update`);
 }
 
-/** Locks people in id order, as every money transaction does (`earnings/job-terms.ts`), so the two cannot deadlock. */
+/** Locks people in id order, as every money transaction does (`db/lock-order.ts`), so the two cannot deadlock. */
 export function lockPeople(tx: Tx, ids: readonly string[]): Promise<RosterPerson[]> {
   return selectPeople(tx, sql`id = any(${[...ids]}::uuid[])`, sql`order by id for update`);
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
+import { lockPeople } from '../../db/lock-order.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { accountBalancesMinor } from '../../ledger/balances.ts';
@@ -150,10 +151,15 @@ export class AccountService {
   /**
    * Removes a bank account or card from use. The row stays (deleted_at), so that transfers and ledger entries
    * that name it keep their history. Refused for an earnings balance, for a job's default account and for the
-   * destination of a transfer still in flight.
+   * destination of a transfer still in flight. The person's lock comes first (db/lock-order.ts): an advance to the
+   * account, or a job made to default to it, holds that lock from its check to its commit, so the checks below run
+   * either after it committed (and see its transfer or default) or before it read (and it sees the account gone).
    */
   async delete(caller: Caller, id: string, now: Date): Promise<void> {
     await withTransaction(this.#db, async (tx) => {
+      const found = await findVisibleAccount(tx, caller, id);
+      if (!found) throw accountNotFound(id);
+      await lockPeople(tx, [found.person_id]);
       const account = await findVisibleAccount(tx, caller, id, { forUpdate: true });
       if (!account) throw accountNotFound(id);
       if (account.account_type === 'EARNINGS_BALANCE') {

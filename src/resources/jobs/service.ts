@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { lockPeople } from '../../db/lock-order.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
@@ -52,6 +53,11 @@ export async function changeJob(
     });
   }
   return withTransaction(db, async (tx) => {
+    // The person's lock first (db/lock-order.ts): advances read the job's status and defaults under it, and an
+    // account is deleted under it, so neither can act on what this change replaces.
+    const found = await findVisibleJob(tx, caller, id);
+    if (!found) throw jobNotFound(id);
+    await lockPeople(tx, [found.person_id]);
     const job = await findVisibleJob(tx, caller, id, { forUpdate: true });
     if (!job) throw jobNotFound(id);
     const changes: JobChanges = {};

@@ -13,17 +13,22 @@ import type {
 
 /**
  * The SQL of advances, as statements for two batches (db/statement-batch.ts), so that advances cost two round trips:
- * first the people locked and read with their origin, job, terms and destination, followed by the money state in a
- * statement of its own; then every write in one statement. Each statement serves any number of advances at once
- * (of different people): one alone, or a batch sharing a transaction (platform/keyed-batch.ts), with the same
- * text, so that each is prepared once per connection. Each row read names its advance by `n`, its 1-based position.
- * Only the money state must be read under the lock (every change to it holds the person's lock); the rest may change
- * meanwhile (an operator deactivating the job, a deleted account), and the advance is checked against what the
- * first statement read.
+ * first the employers and people locked, then the people read with their origin, job, terms and destination, and
+ * the money state in a statement of its own; then every write in one statement. Each statement serves any number of
+ * advances at once (of different people): one alone, or a batch sharing a transaction (platform/keyed-batch.ts),
+ * with the same text, so that each is prepared once per connection. Each row read names its advance by `n`, its
+ * 1-based position.
+ *
+ * Everything an advance checks is read under locks that every writer of it takes too (db/lock-order.ts): the
+ * employer's policy under the organization's KEY SHARE lock (a policy change takes FOR UPDATE), the rest under the
+ * person's lock (deleting an account, changing a job, a person's details, earnings and payday all take it first).
+ * The locks are taken by statements of their own, before the reads: a statement takes its snapshot when it starts,
+ * so the reads see everything committed before the locks were granted, where a statement that waited for a lock
+ * reads the other tables as they were before it waited.
  *
  * They are meant for a transaction that keeps generic plans (GENERIC_PLANS in db/prepared-pool.ts, sent first).
  *
- * Each read takes a `guard` on `n`, a condition that must hold for advance n to read (and lock) anything: the
+ * Each statement takes a `guard` on `n`, a condition that must hold for advance n to lock or read anything: the
  * idempotency layer passes "this request holds a fresh key", so a request whose key is busy or answered neither
  * locks nor reads.
  */
@@ -77,16 +82,52 @@ interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
 }
 
 /**
- * Locks the people (`FOR UPDATE`, in id order like every money transaction; not when every advance is a preview) and
- * reads each advance's context. The destination is the one asked for, else the job's default depository; either must
- * be the person's and live.
+ * Share-locks the employers of the advances' jobs (`FOR KEY SHARE`, in id order), so that a policy change waits for
+ * them to commit and they read the policy it leaves. Nothing is locked when every advance is a preview.
+ */
+export function lockEmployersStatement(
+  db: Compiler,
+  plans: readonly AdvanceReadPlan[],
+  guard: ReadGuard,
+): CompiledQuery {
+  return sql`select o.id from organizations o
+    where o.id in (select j.organization_id
+      from unnest(${plans.map((p) => p.personId)}::uuid[], ${plans.map((p) => p.originId)}::uuid[])
+          with ordinality as r(person_id, origin_id, n)
+        join accounts a on a.id = r.origin_id and a.person_id = r.person_id
+        join jobs j on j.earnings_balance_account_id = a.id
+      where ${guard(sql`r.n`)})
+    order by o.id
+    ${locking(plans) ? sql`for key share of o` : sql``}`.compile(db);
+}
+
+/** Locks the people (`FOR UPDATE`, in id order like every money transaction); nothing when every one is a preview. */
+export function lockPeopleStatement(
+  db: Compiler,
+  plans: readonly AdvanceReadPlan[],
+  guard: ReadGuard,
+): CompiledQuery {
+  return sql`select pe.id
+    from unnest(${plans.map((p) => p.personId)}::uuid[]) with ordinality as r(person_id, n)
+      join people pe on pe.id = r.person_id
+    where ${guard(sql`r.n`)}
+    order by pe.id
+    ${locking(plans) ? sql`for update of pe` : sql``}`.compile(db);
+}
+
+function locking(plans: readonly AdvanceReadPlan[]): boolean {
+  return plans.some((plan) => !plan.preview);
+}
+
+/**
+ * Reads each advance's context, after the locks. The destination is the one asked for, else the job's default
+ * depository; either must be the person's and live.
  */
 export function advanceContextStatement(
   db: Compiler,
   plans: readonly AdvanceReadPlan[],
   guard: ReadGuard,
 ): CompiledQuery {
-  const lock = plans.some((plan) => !plan.preview);
   return sql`select r.n::integer as n,
       pe.disallow_reason, pe.state_of_residence,
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
@@ -101,9 +142,7 @@ export function advanceContextStatement(
       left join accounts d on d.id = coalesce(r.destination_id, j.direct_deposit_default_depository_id)
         and d.person_id = pe.id and d.deleted_at is null
       left join ledger_accounts la on la.account_id = a.id
-    where ${guard(sql`r.n`)}
-    order by pe.id
-    ${lock ? sql`for update of pe` : sql``}`.compile(db);
+    where ${guard(sql`r.n`)}`.compile(db);
 }
 
 /** What the context statement found; undefined when the person does not exist (or the guard did not hold). */
@@ -146,9 +185,8 @@ interface MoneyStateRow {
 }
 
 /**
- * The money state of each advance, in one statement sent after the context statement in the same batch: a statement
- * takes its snapshot when it starts, so this one sees everything committed before the people's locks were granted,
- * where a statement that waited for a lock would read the other tables as they were before it waited. It finds each
+ * The money state of each advance, in one statement sent after the locks and the context statement in the same
+ * batch, so that it too sees everything committed before the locks were granted. It finds each
  * job and destination from the origin by itself, as the context statement does, and compares them as correlated
  * values, so that the plan looks the job's paychecks up by index even on tables never analyzed: a join, planned
  * without statistics, hash-joined every open paycheck.

@@ -19,6 +19,8 @@ import {
   type AdvanceWrite,
   advanceContextStatement,
   isTransferIdTaken,
+  lockEmployersStatement,
+  lockPeopleStatement,
   type MoneyState,
   moneyStateStatement,
   readAdvanceContext,
@@ -91,6 +93,9 @@ export function answeredBy(
 }
 
 const DAY_MS = 86_400_000;
+/** Where the context and the money state are among the advances' read statements (after the two locks). */
+const CONTEXT_READ = 2;
+const MONEY_STATE_READ = 3;
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export function transferNotFound(id: string): AppError {
@@ -118,7 +123,11 @@ export class TransferService {
     this.#options = options;
     const { db } = options;
     this.advances = {
+      // The locks first, each statement in lock order (db/lock-order.ts); then the reads, which see what the
+      // writers the locks waited for committed.
       reads: (plans, fresh) => [
+        lockEmployersStatement(db, plans, fresh),
+        lockPeopleStatement(db, plans, fresh),
         advanceContextStatement(db, plans, fresh),
         moneyStateStatement(db, plans, fresh),
       ],
@@ -184,8 +193,8 @@ export class TransferService {
         preview: request.preview,
       },
       decide: async (reads, runner) => {
-        const context = readAdvanceContext(reads[0] ?? []);
-        const money = readMoneyState(reads[1] ?? []);
+        const context = readAdvanceContext(reads[CONTEXT_READ] ?? []);
+        const money = readMoneyState(reads[MONEY_STATE_READ] ?? []);
         return this.decide({ personId, request, context, money, clock, runner });
       },
       refusalOf: (error) => (isTransferIdTaken(error) ? idTaken(request.id ?? '') : undefined),
