@@ -35,6 +35,18 @@ export interface IdempotencyOptions {
 }
 
 /** The same request is the same JSON whatever its key order or spacing. */
+/**
+ * What a request asked, whatever spelling of its URL reached the route: the route's path (`/rest/transfers`, not
+ * `/%72est/transfers`), then its query parameters in order of name, then its body with members in order of name.
+ */
+export function routeTarget(routeUrl: string, query: unknown): string {
+  const entries = Object.entries((query ?? {}) as Record<string, unknown>).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  if (entries.length === 0) return routeUrl;
+  return `${routeUrl}?${new URLSearchParams(entries.map(([name, value]): [string, string] => [name, String(value)])).toString()}`;
+}
+
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256')
     .update(`${method} ${path}\n${canonicalJson(body)}`)

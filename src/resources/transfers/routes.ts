@@ -7,6 +7,7 @@ import {
   IdempotencyKeys,
   type IdempotencyOptions,
   requestFingerprint,
+  routeTarget,
   type StoredResponse,
 } from '../../platform/idempotency.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
@@ -275,7 +276,11 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
         {
           scope: `person:${caller.personId}`,
           key,
-          fingerprint: requestFingerprint('POST', request.url, request.body),
+          fingerprint: requestFingerprint(
+            'POST',
+            routeTarget(request.routeOptions.url ?? request.url, request.query),
+            request.body,
+          ),
           now: now(),
         },
         answeredBy(transfers.advance(caller.personId, transfer, now), (view) => ({
