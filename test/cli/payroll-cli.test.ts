@@ -112,6 +112,7 @@ test('payroll run pays a past period once, holds a worker without a bank account
         })),
       ),
       RECORDED_AT,
+      { backdated: 'RECORD' },
     );
     // An advance of the banked worker, due the next business day: settled before payday looks at it.
     await core.transfers.create(
