@@ -172,6 +172,7 @@ export async function recordShifts(
         source: 'SHIFT' as const,
       })),
       options.now,
+      { backdated: 'RECORD' },
     );
     const refused = result.outcomes.filter((outcome) => outcome !== 'RECORDED').length;
     if (refused > 0) throw new Error(`${refused} shifts were not recorded (${result.outcomes[0]})`);

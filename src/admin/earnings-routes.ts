@@ -11,7 +11,7 @@ import {
 } from '../earnings/earnings-import.ts';
 import type { EarningsRecorder } from '../earnings/earnings-recorder.ts';
 import { EARNINGS_COLUMNS } from '../earnings/earnings-row.ts';
-import { ResourceIdParam, UuidString } from '../platform/resource-schemas.ts';
+import { OneOf, ResourceIdParam, UuidString } from '../platform/resource-schemas.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { pointingAt } from './input-errors.ts';
 import { OPERATOR } from './schemas.ts';
@@ -76,13 +76,29 @@ export const adminEarningsRoutes: FastifyPluginAsync<{
           'transaction. A line whose job already has its row_id is a duplicate: counted, not recorded again, so ' +
           'sending the same file twice records each line once. A wrong line (a bad value, a job unknown or not ' +
           'ACTIVATED, hours for a job not paid HOURLY, a pay period already closed by payroll) is listed with its ' +
-          'number and field and nothing of it is written; the other lines are recorded, and the answer is 200 ' +
-          `with the counts. At most ${EARNINGS_ROWS_MAX} lines of ${EARNINGS_RECORD_CHARS_MAX} characters; at ` +
+          'number and field and nothing of it is written; so is a line of a pay period whose deposit day is ' +
+          "before today in the organization's time zone, unless allow_backdated=true. The other lines are " +
+          `recorded, and the answer is 200 with the counts. At most ${EARNINGS_ROWS_MAX} lines of ${EARNINGS_RECORD_CHARS_MAX} characters; at ` +
           `most ${EARNINGS_PROBLEMS_LISTED_MAX} rejected lines are listed. An empty body or a wrong header is 400 ` +
           'and writes nothing.',
         security: OPERATOR.openApi,
         consumes: ['text/csv'],
         params: ResourceIdParam('organization_id'),
+        querystring: Type.Object(
+          {
+            allow_backdated: Type.Optional(
+              OneOf(['true', 'false'], {
+                description:
+                  "true records a line of a pay period whose deposit day is before today (the organization's " +
+                  "time zone) as any other: on that period's paycheck while it is ESTIMATED (made if the job " +
+                  'has none), its accessible share credited at once, the rest paid by the next payroll run, after ' +
+                  'the deposit day it missed; a paycheck payroll has closed still rejects it. false, the default, ' +
+                  'rejects such a line on its date.',
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
         body: Type.String({ description: 'The earnings, UTF-8 CSV with a header line.' }),
         response: {
           200: Type.Object({ data: EarningsImportResource }),
@@ -92,6 +108,7 @@ export const adminEarningsRoutes: FastifyPluginAsync<{
     },
     async (request) => {
       const { organization_id: id } = request.params as { organization_id: string };
+      const { allow_backdated: allowBackdated } = request.query as { allow_backdated?: 'true' | 'false' };
       const result = await pointingAt(
         () => ({ pointer: '' }),
         // An empty body reaches here as no body at all; the import then says the file is empty.
@@ -100,6 +117,7 @@ export const adminEarningsRoutes: FastifyPluginAsync<{
             organizationId: id,
             source: [typeof request.body === 'string' ? request.body : ''],
             now: now(),
+            allowBackdated: allowBackdated === 'true',
           }),
       );
       return {

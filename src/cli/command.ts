@@ -5,6 +5,8 @@ export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** The clock of commands that read "now" (payroll, settle, earnings import); the system clock unless a test sets it. */
+  readonly now?: () => Date;
 }
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;

@@ -69,7 +69,7 @@ const importCommand: Command = {
   name: 'earnings import',
   summary: "Record an employer's earnings (shifts) from a CSV file",
   help: [
-    'Usage: ewa earnings import --org ORGANIZATION_ID EARNINGS.csv [--json]',
+    'Usage: ewa earnings import --org ORGANIZATION_ID EARNINGS.csv [--allow-backdated] [--json]',
     '',
     "Records each line as pay of a job of the organization, on the paycheck of the line's pay period, and makes",
     "the accessible share of it available in the worker's earnings balance. A line whose job already has its",
@@ -78,6 +78,12 @@ const importCommand: Command = {
     'ACTIVATED job, hours for a salaried job, a pay period already closed by payroll) is reported with its number',
     'and field, and nothing of it is written; the other lines are recorded, 1000 lines to a transaction. Exit code',
     '1 when any line was rejected; 2 when the command is misused or the header is wrong (nothing is written).',
+    '',
+    "A line of a pay period whose deposit day is before today (in the organization's time zone) is backdated pay,",
+    'rejected on its date unless --allow-backdated is given. With it, such a line is recorded as any other: on the',
+    "period's paycheck while that is ESTIMATED (made if the job has none), its accessible share credited to the",
+    'earnings balance at once, the rest paid by the next payroll run, after the deposit day it missed. A paycheck',
+    'payroll has closed still rejects it.',
     '',
     'The first line names the columns (any order, any case); any other column refuses the file. Columns:',
     ...COLUMNS_HELP,
@@ -90,7 +96,7 @@ const importCommand: Command = {
     `${EARNINGS_PROBLEMS_LISTED_MAX} rejected lines are listed (all are counted). UTF-8, comma-separated, "quotes"`,
     'as in RFC 4180. Progress goes to standard error, the summary to standard output (JSON with --json).',
   ].join('\n'),
-  options: { org: { type: 'string' }, json: { type: 'boolean' } },
+  options: { org: { type: 'string' }, 'allow-backdated': { type: 'boolean' }, json: { type: 'boolean' } },
   allowPositionals: true,
   async run(flags, positionals, context) {
     if (positionals.length !== 1) throw new UsageError('name one earnings file.');
@@ -113,7 +119,8 @@ const importCommand: Command = {
         result = await importEarnings(db, recorder, {
           organizationId,
           source: createReadStream(path),
-          now: new Date(),
+          now: context.now?.() ?? new Date(),
+          allowBackdated: flags['allow-backdated'] === true,
           onProgress: progress.update,
         });
         // Blank lines and quoted line breaks are lines of the file but not of earnings: the bar ends full.

@@ -3,34 +3,18 @@ import type { Db } from '../db/database.ts';
 import { createMoneyCore } from '../earnings/money-core.ts';
 import { type PayrollReport, runPayroll } from '../earnings/payroll.ts';
 import { type SettlementReport, settleDue } from '../earnings/settlement.ts';
+import {
+  type AsOf,
+  endOfDay,
+  futureWarning,
+  instantOf,
+  latestToday,
+  payrollAsOf,
+  settlementAsOf,
+} from './as-of.ts';
 import { type Command, UsageError, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
-
-/** `--date 2026-03-20`: the end of that day in UTC, so a run "on" a day sees everything due that day. */
-function endOfDay(text: unknown): Date {
-  const day = String(text);
-  const instant = new Date(`${day}T23:59:59.999Z`);
-  if (
-    !/^\d{4}-\d{2}-\d{2}$/.test(day) ||
-    Number.isNaN(instant.getTime()) ||
-    !instant.toISOString().startsWith(day)
-  )
-    throw new UsageError(`--date must be a calendar day, YYYY-MM-DD (got "${day}").`);
-  return instant;
-}
-
-/** `--at`: an ISO 8601 instant with its offset; a bare date or time would leave the zone to guess. */
-function instantOf(text: unknown): Date {
-  const value = String(text);
-  const instant = new Date(value);
-  if (
-    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(value) ||
-    Number.isNaN(instant.getTime())
-  )
-    throw new UsageError(`--at must be an ISO 8601 instant such as 2026-03-20T14:00:00Z (got "${value}").`);
-  return instant;
-}
 
 /** Why the paychecks still PROCESSING wait (NO_DEFAULT_ACCOUNT, PENDING_ADVANCES), with how many of each. */
 async function heldReasons(db: Db): Promise<Record<string, number>> {
@@ -66,7 +50,7 @@ const payrollRunCommand: Command = {
   name: 'payroll run',
   summary: 'Payday: close ended pay periods, pay out paychecks, then settle what the rail has finished',
   help: [
-    'Usage: ewa payroll run [--date YYYY-MM-DD] [--json]',
+    'Usage: ewa payroll run [--date YYYY-MM-DD [--allow-future]] [--json]',
     '',
     'Runs what the scheduler runs, as of the end of --date (23:59:59.999 UTC; now without it): advances the rail',
     'has finished are settled (or failed) first, so that they hold no paycheck back; every pay period that has',
@@ -74,12 +58,38 @@ const payrollRunCommand: Command = {
     "balance for it leaves the balance, net pay less advances goes to the job's default bank account or card,",
     'IN_TRANSIT) or held, with the reason (NO_DEFAULT_ACCOUNT, PENDING_ADVANCES); then settlement runs again, so a',
     'paycheck whose deposit day has come is DEPOSITED. Safe to run again: nothing is ever paid twice.',
+    '',
+    "The run never looks past now: --date today (today in UTC or in any organization's time zone) runs as of now,",
+    'since the end of that day is still to come, and a later --date is refused (exit code 2, nothing done).',
+    'With --allow-future, --date is taken as given even when its end is still to come: every pay period that',
+    'ends by then is closed and paid now, for good (the balances of those periods go to zero and earnings later',
+    'recorded for them are refused), and advances and paychecks due by then are resolved before the rail has',
+    'delivered them. The run says so on standard error first.',
+    '',
     'Progress goes to standard error, the summary to standard output. Exit code 0, held paychecks or not.',
   ].join('\n'),
-  options: { date: { type: 'string' }, json: { type: 'boolean' } },
+  options: { date: { type: 'string' }, 'allow-future': { type: 'boolean' }, json: { type: 'boolean' } },
   async run(flags, _positionals, context) {
-    const now = flags.date === undefined ? new Date() : endOfDay(flags.date);
+    const allowFuture = flags['allow-future'] === true;
+    if (allowFuture && flags.date === undefined)
+      throw new UsageError('--allow-future goes with --date; without --date the run is as of now.');
+    const end = flags.date === undefined ? undefined : endOfDay(flags.date);
+    const clock = context.now?.() ?? new Date();
     return withMigratedDatabase(context, async ({ config, database }) => {
+      const asOf: AsOf =
+        end === undefined
+          ? { instant: clock, future: false, clamped: false }
+          : payrollAsOf(String(flags.date), end, clock, await latestToday(database.db, clock), allowFuture);
+      if (asOf.future)
+        writeLine(
+          context.stderr,
+          futureWarning(
+            asOf,
+            clock,
+            'closing now, for good, every pay period that ends by then, and paying its paychecks.',
+          ),
+        );
+      const now = asOf.instant;
       const core = createMoneyCore(database.db, config);
       const before = await settleDue(core.db, core.ledger, core.rail, now);
       let progress: ReturnType<typeof startProgress> | undefined;
@@ -106,7 +116,7 @@ const payrollRunCommand: Command = {
       writeLine(
         context.stdout,
         [
-          `Payroll as of ${now.toISOString()}`,
+          `Payroll as of ${now.toISOString()}${asOfNote(asOf, flags.date)}`,
           `  closed     ${payroll.closed}  pay periods ended (ESTIMATED → PROCESSING)`,
           `  paid       ${payroll.paid}  paychecks sent (IN_TRANSIT, or DEPOSITED when advances took it all)`,
           `  held       ${payroll.held}  paychecks waiting${heldText(held)}`,
@@ -122,17 +132,38 @@ const settleCommand: Command = {
   name: 'settle',
   summary: 'Settle what the payment rail has finished: advances SETTLED or FAILED, paychecks DEPOSITED',
   help: [
-    'Usage: ewa settle [--at ISO_INSTANT] [--json]',
+    'Usage: ewa settle [--at ISO_INSTANT [--allow-future]] [--json]',
     '',
     'Resolves, as of --at (now without it), every advance whose settlement time has passed (SETTLED, or FAILED',
     'with the amount and fee back in the earnings balance) and every paycheck IN_TRANSIT whose deposit has',
     'arrived (DEPOSITED). The scheduler does this every minute; this runs it once, for a given instant.',
     '',
+    'An --at later than now is refused (exit code 2, nothing done) unless --allow-future is given too: then every',
+    'advance and paycheck due by --at is resolved now, for good, before the rail has delivered it. The command',
+    'says so on standard error first.',
+    '',
     'Example: ewa settle --at 2026-03-20T14:00:00Z',
   ].join('\n'),
-  options: { at: { type: 'string' }, json: { type: 'boolean' } },
+  options: { at: { type: 'string' }, 'allow-future': { type: 'boolean' }, json: { type: 'boolean' } },
   async run(flags, _positionals, context) {
-    const now = flags.at === undefined ? new Date() : instantOf(flags.at);
+    const allowFuture = flags['allow-future'] === true;
+    if (allowFuture && flags.at === undefined)
+      throw new UsageError('--allow-future goes with --at; without --at settlement is as of now.');
+    const clock = context.now?.() ?? new Date();
+    const asOf: AsOf =
+      flags.at === undefined
+        ? { instant: clock, future: false, clamped: false }
+        : settlementAsOf(instantOf(flags.at), clock, allowFuture);
+    if (asOf.future)
+      writeLine(
+        context.stderr,
+        futureWarning(
+          asOf,
+          clock,
+          'resolving now, for good, every advance and paycheck due by then, before the rail has delivered it.',
+        ),
+      );
+    const now = asOf.instant;
     return withMigratedDatabase(context, async ({ config, database }) => {
       const core = createMoneyCore(database.db, config);
       const report = await settleDue(core.db, core.ledger, core.rail, now);
@@ -140,11 +171,21 @@ const settleCommand: Command = {
         context.stdout,
         flags.json
           ? JSON.stringify({ as_of: now.toISOString(), ...report })
-          : [`Settlement as of ${now.toISOString()}`, ...settlementLines(report)].join('\n'),
+          : [
+              `Settlement as of ${now.toISOString()}${asOfNote(asOf, undefined)}`,
+              ...settlementLines(report),
+            ].join('\n'),
       );
       return 0;
     });
   },
 };
+
+/** After "as of …" in a summary: why the instant is not the one asked for, or that it is still to come. */
+function asOfNote(asOf: AsOf, day: unknown): string {
+  if (asOf.future) return ' (in the future: --allow-future)';
+  if (asOf.clamped) return ` (now: the end of ${String(day)} in UTC is still to come)`;
+  return '';
+}
 
 export const payrollCommands: Command[] = [payrollRunCommand, settleCommand];

@@ -15,6 +15,8 @@ import {
   parseEarningsHeader,
   parseEarningsRow,
 } from './earnings-row.ts';
+import { payCalendarOf } from './job-terms.ts';
+import { type PayCalendar, payPeriodContaining } from './pay-periods.ts';
 
 /** Data lines one import reads; a longer file is split by the employer. */
 export const EARNINGS_ROWS_MAX = 500_000;
@@ -47,6 +49,11 @@ export interface EarningsImportInput {
   source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>;
   /** The instant of the import: what "today" is, and when the postings are dated. */
   now: Date;
+  /**
+   * Records lines of pay periods whose deposit day is before today (the operator's explicit choice; see
+   * RecordOptions for what they do). Without it each is rejected on its `date`.
+   */
+  allowBackdated?: boolean;
   /** Data lines read so far. */
   onProgress?: (lines: number) => void;
 }
@@ -57,6 +64,7 @@ interface Target {
   currency: string;
   fractionDigits: number;
   today: string;
+  calendar: PayCalendar;
 }
 
 async function loadTarget(db: Db, organizationId: string, now: Date): Promise<Target> {
@@ -73,6 +81,7 @@ async function loadTarget(db: Db, organizationId: string, now: Date): Promise<Ta
     currency,
     fractionDigits: currencyFractionDigits(currency),
     today: localDateOf(now, timeZone),
+    calendar: payCalendarOf(organization.policy!),
   };
 }
 
@@ -113,12 +122,26 @@ function payOf(row: EarningsRow, job: ImportJob | undefined, target: Target): nu
   return amountMinor;
 }
 
+/** A line of a pay period whose deposit day is before today, refused because the import does not allow backdating. */
+function backdatedProblem(row: EarningsRow, target: Target): EarningsProblem {
+  const period = payPeriodContaining(target.calendar, row.workedOn);
+  return {
+    line: row.line,
+    field: 'date',
+    message:
+      `date: the pay period of ${row.workedOn} (${period.firstDay} to ${period.lastDay}) was due to be deposited on ` +
+      `${period.depositDay}, before today (${target.today}); backdated pay is recorded only when the import ` +
+      'allows it (ewa earnings import --allow-backdated; allow_backdated=true on the admin API).',
+  };
+}
+
 /** One import in progress: the header, the batch being gathered with the problems of its lines, and the counts. */
 class EarningsImport {
   readonly #db: Db;
   readonly #recorder: EarningsRecorder;
   readonly #target: Target;
   readonly #now: Date;
+  readonly #allowBackdated: boolean;
   #header: EarningsHeader | undefined;
   #pending: EarningsRow[] = [];
   /** Problems of the lines since the last flush, listed with the batch's own so that the list stays in line order. */
@@ -133,11 +156,12 @@ class EarningsImport {
   };
   readonly rejected: EarningsProblem[] = [];
 
-  constructor(db: Db, recorder: EarningsRecorder, target: Target, now: Date) {
+  constructor(db: Db, recorder: EarningsRecorder, target: Target, now: Date, allowBackdated: boolean) {
     this.#db = db;
     this.#recorder = recorder;
     this.#target = target;
     this.#now = now;
+    this.#allowBackdated = allowBackdated;
   }
 
   get hasHeader(): boolean {
@@ -226,6 +250,7 @@ class EarningsImport {
     const recorded = await this.#recorder.record(
       payable.map(({ input }) => input),
       this.#now,
+      { backdated: this.#allowBackdated ? 'RECORD' : 'REFUSE' },
     );
     this.counts.creditedMinor += recorded.creditedMinor;
     recorded.outcomes.forEach((outcome, index) => {
@@ -241,6 +266,8 @@ class EarningsImport {
           field: 'date',
           message: `date: the pay period of ${row.workedOn} is closed (its payroll has run); pay for it is not accepted any more.`,
         });
+      } else if (outcome === 'BACKDATED') {
+        problems.push(backdatedProblem(row, this.#target));
       } else {
         problems.push({
           line: row.line,
@@ -256,10 +283,11 @@ class EarningsImport {
 /**
  * Records an employer's earnings (see earnings-row.ts for the columns) through the earnings recorder. The file is
  * streamed and recorded in batches of BATCH_ROWS lines, each batch in one call of the recorder, so one
- * transaction. A line that is wrong, or whose job cannot take it, or whose pay period is closed, is rejected with
- * its line number and field and writes nothing; the other lines are recorded. A line whose row_id its job already
- * has, from an earlier import or an earlier line, is a duplicate: counted, not recorded again, so that sending the
- * same file twice, or again after a failure halfway, records each line once. A file whose header is wrong is
+ * transaction. A line that is wrong, or whose job cannot take it, or whose pay period is closed, or whose pay
+ * period's deposit day is before today (unless `allowBackdated`), is rejected with its line number and field and
+ * writes nothing; the other lines are recorded. A line whose row_id its job already has, from an earlier import or
+ * an earlier line, is a duplicate: counted, not recorded again, so that sending the same file twice, or again after
+ * a failure halfway, records each line once. A file whose header is wrong is
  * refused as a whole (InputError) before anything is written; an unknown organization is RECORD_NOT_FOUND.
  */
 export async function importEarnings(
@@ -268,7 +296,7 @@ export async function importEarnings(
   input: EarningsImportInput,
 ): Promise<EarningsImportResult> {
   const target = await loadTarget(db, input.organizationId, input.now);
-  const run = new EarningsImport(db, recorder, target, input.now);
+  const run = new EarningsImport(db, recorder, target, input.now, input.allowBackdated ?? false);
   const chunks = readCsvRecords(input.source, { recordCharsMax: EARNINGS_RECORD_CHARS_MAX });
   reading: for await (const chunk of chunks) {
     for (const record of chunk.records) {

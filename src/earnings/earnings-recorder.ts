@@ -6,6 +6,7 @@ import { type Tx, withTransaction } from '../db/transaction.ts';
 import { ensureOwnedLedgerAccounts, type SystemLedger } from '../ledger/ledger-accounts.ts';
 import { type Movement, postMovements } from '../ledger/posting.ts';
 import { creditAccessibleEarnings } from './accessible-earnings.ts';
+import { localDateOf } from './calendar.ts';
 import { type JobTerms, loadJobTerms, payCalendarOf } from './job-terms.ts';
 import { payPeriodContaining } from './pay-periods.ts';
 import { paycheckFigures } from './paycheck-math.ts';
@@ -24,8 +25,22 @@ export interface EarningsInput {
   source: EarningsSource;
 }
 
-/** RECORDED; DUPLICATE (this id was recorded before); PERIOD_CLOSED (its paycheck is past ESTIMATED). */
-export type EarningsOutcome = 'RECORDED' | 'DUPLICATE' | 'PERIOD_CLOSED' | 'UNKNOWN_JOB';
+/**
+ * RECORDED; DUPLICATE (this id was recorded before); PERIOD_CLOSED (its paycheck is past ESTIMATED); BACKDATED (its
+ * pay period's deposit day is before today and the caller refuses such pay; see RecordOptions).
+ */
+export type EarningsOutcome = 'RECORDED' | 'DUPLICATE' | 'PERIOD_CLOSED' | 'BACKDATED' | 'UNKNOWN_JOB';
+
+export interface RecordOptions {
+  /**
+   * Pay of a pay period whose deposit day is before today (both in the employer's time zone): REFUSE answers
+   * BACKDATED and writes nothing of it, not even its paycheck; RECORD records it as any other: on its paycheck while
+   * that is ESTIMATED (made if new), the accessible share credited at once, the rest paid by the next payroll run,
+   * after the deposit day it has missed. Each caller says which: an operator's file refuses it unless the operator
+   * allows it; salary accrual catches up the previous period's last days, whose deposit day may be past.
+   */
+  backdated: 'REFUSE' | 'RECORD';
+}
 
 export interface RecordedEarnings {
   outcomes: EarningsOutcome[];
@@ -36,8 +51,9 @@ export interface RecordedEarnings {
 
 /**
  * Records earnings in one transaction: each lands on the paycheck of its job and pay period (created ESTIMATED
- * when new), raises the paycheck's gross, estimated withholdings and net, posts the net to the paycheck's clearing
- * account against the employer's payroll clearing, and credits the newly accessible share to the earnings balance.
+ * when new; pay of a period whose deposit day has passed only as RecordOptions says), raises the paycheck's gross,
+ * estimated withholdings and net, posts the net to the paycheck's clearing account against the employer's payroll
+ * clearing, and credits the newly accessible share to the earnings balance.
  */
 export class EarningsRecorder {
   readonly #db: Db;
@@ -48,7 +64,11 @@ export class EarningsRecorder {
     this.#ledger = ledger;
   }
 
-  async record(inputs: readonly EarningsInput[], now: Date): Promise<RecordedEarnings> {
+  async record(
+    inputs: readonly EarningsInput[],
+    now: Date,
+    options: RecordOptions,
+  ): Promise<RecordedEarnings> {
     const terms = await loadJobTerms(
       this.#db,
       inputs.map((input) => input.jobId),
@@ -56,7 +76,7 @@ export class EarningsRecorder {
     const system = await this.#ledger.accountsForMany(
       [...terms.values()].map((t) => ({ organizationId: t.organizationId, currency: t.policy.currency })),
     );
-    return withTransaction(this.#db, (tx) => recordIn(tx, inputs, terms, system, now));
+    return withTransaction(this.#db, (tx) => recordIn(tx, inputs, terms, system, now, options));
   }
 }
 
@@ -68,27 +88,66 @@ async function recordedBefore(tx: Tx, inputs: readonly EarningsInput[]): Promise
   return new Set(rows.map((row) => `${row.job_id}/${row.external_id}`));
 }
 
+/** The keys (paycheckKey) of these paychecks that exist and are past ESTIMATED; none is created. */
+async function closedPaychecks(
+  tx: Tx,
+  wanted: readonly { jobId: string; startsAt: Date }[],
+): Promise<Set<string>> {
+  if (wanted.length === 0) return new Set();
+  const { rows } = await sql<{ job_id: string; pay_period_starts_at: Date }>`select p.job_id,
+      p.pay_period_starts_at
+    from paychecks p join unnest(${wanted.map((w) => w.jobId)}::uuid[],
+        ${wanted.map((w) => w.startsAt.toISOString())}::timestamptz[]) as w(job_id, starts_at)
+      on p.job_id = w.job_id and p.pay_period_starts_at = w.starts_at
+    where p.status <> 'ESTIMATED'`.execute(tx);
+  return new Set(rows.map((row) => paycheckKey(row.job_id, new Date(row.pay_period_starts_at))));
+}
+
 async function recordIn(
   tx: Tx,
   inputs: readonly EarningsInput[],
   terms: ReadonlyMap<string, JobTerms>,
   system: ReadonlyMap<string, { EMPLOYER_PAYROLL_CLEARING: string }>,
   now: Date,
+  options: RecordOptions,
 ): Promise<RecordedEarnings> {
   await lockPeople(
     tx,
     [...terms.values()].map((t) => t.personId),
   );
+  const todayIn = new Map<string, string>();
+  const today = (timeZone: string) => {
+    let day = todayIn.get(timeZone);
+    if (day === undefined) {
+      day = localDateOf(now, timeZone);
+      todayIn.set(timeZone, day);
+    }
+    return day;
+  };
   const placed = inputs.map((input) => {
     const job = terms.get(input.jobId);
     if (!job) return undefined;
     const period = payPeriodContaining(payCalendarOf(job.policy), input.workedOn);
-    return { input, job, period, key: paycheckKey(job.jobId, period.startsAt) };
+    const late = period.depositDay < today(job.policy.timeZone);
+    return { input, job, period, late, key: paycheckKey(job.jobId, period.startsAt) };
   });
+  // A row recorded before is a duplicate even when its period has closed since: sending a file again is safe.
+  const known = await recordedBefore(
+    tx,
+    placed.flatMap((p) => (p ? [p.input] : [])),
+  );
+  const isKnown = (input: EarningsInput) => known.has(`${input.jobId}/${input.externalId}`);
+  const refused = (p: (typeof placed)[number]) =>
+    p?.late === true && options.backdated === 'REFUSE' && !isKnown(p.input);
+  // Refused pay makes no paycheck. A paycheck that payroll has closed refuses it as it would with backdating allowed.
+  const closed = await closedPaychecks(
+    tx,
+    placed.flatMap((p) => (p && refused(p) ? [{ jobId: p.job.jobId, startsAt: p.period.startsAt }] : [])),
+  );
   const paychecks = await ensurePaychecks(
     tx,
     placed.flatMap((p) =>
-      p
+      p && !refused(p)
         ? [
             {
               jobId: p.job.jobId,
@@ -100,14 +159,10 @@ async function recordIn(
         : [],
     ),
   );
-  // A row recorded before is a duplicate even when its period has closed since: sending a file again is safe.
-  const known = await recordedBefore(
-    tx,
-    placed.flatMap((p) => (p ? [p.input] : [])),
-  );
   const outcomes: EarningsOutcome[] = placed.map((p) => {
     if (!p) return 'UNKNOWN_JOB';
-    if (known.has(`${p.input.jobId}/${p.input.externalId}`)) return 'DUPLICATE';
+    if (isKnown(p.input)) return 'DUPLICATE';
+    if (refused(p)) return closed.has(p.key) ? 'PERIOD_CLOSED' : 'BACKDATED';
     return paychecks.get(p.key)?.status === 'ESTIMATED' ? 'RECORDED' : 'PERIOD_CLOSED';
   });
   const candidates = placed.flatMap((p, index) =>

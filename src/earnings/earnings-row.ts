@@ -32,7 +32,9 @@ export const EARNINGS_COLUMNS = {
   },
   date: {
     required: true,
-    description: `the day worked, YYYY-MM-DD, from ${EARNINGS_FIRST_DAY} to today in the organization's time zone`,
+    description:
+      `the day worked, YYYY-MM-DD, from ${EARNINGS_FIRST_DAY} to today in the organization's time zone; a day whose ` +
+      "pay period's deposit day is before today is refused unless backdating is allowed",
   },
   hours: {
     required: false,

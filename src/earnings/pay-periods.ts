@@ -21,6 +21,8 @@ export interface PayPeriod {
   startsAt: Date;
   lastDayStartsAt: Date;
   endsAt: Date;
+  /** The local day pay is deposited (`lastDay` + the payday offset); `depositExpectedAt` is its midnight. */
+  depositDay: string;
   depositExpectedAt: Date;
 }
 
@@ -28,13 +30,15 @@ export interface PayPeriod {
 export function payPeriodContaining(calendar: PayCalendar, day: string): PayPeriod {
   const [firstDay, nextFirstDay] = boundsOf(calendar, day);
   const lastDay = addDays(nextFirstDay, -1);
+  const depositDay = addDays(lastDay, calendar.paydayOffsetDays);
   return {
     firstDay,
     lastDay,
     startsAt: startOfLocalDay(firstDay, calendar.timeZone),
     lastDayStartsAt: startOfLocalDay(lastDay, calendar.timeZone),
     endsAt: startOfLocalDay(nextFirstDay, calendar.timeZone),
-    depositExpectedAt: startOfLocalDay(addDays(lastDay, calendar.paydayOffsetDays), calendar.timeZone),
+    depositDay,
+    depositExpectedAt: startOfLocalDay(depositDay, calendar.timeZone),
   };
 }
 

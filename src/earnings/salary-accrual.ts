@@ -65,7 +65,9 @@ export async function accrueSalaries(
         });
     }
     if (inputs.length === 0) continue;
-    const recorded = await recorder.record(inputs, now);
+    // The previous period's last days are caught up even when its deposit day has passed (payday offset 0, or the
+    // scheduler stopped a while): while payroll has not closed it, that pay is still owed on it.
+    const recorded = await recorder.record(inputs, now, { backdated: 'RECORD' });
     report.jobs += new Set(inputs.map((input) => input.jobId)).size;
     report.days += recorded.outcomes.filter((outcome) => outcome === 'RECORDED').length;
     report.creditedMinor += recorded.creditedMinor;

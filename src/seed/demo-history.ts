@@ -193,7 +193,9 @@ async function recordDays(
       });
     }
   }
-  await core.earnings.record(inputs, recordedAt);
+  // History replayed at its own instants: each day is recorded before its deposit day, as the file of an employer
+  // would be; RECORD states it rather than depending on it.
+  await core.earnings.record(inputs, recordedAt, { backdated: 'RECORD' });
 }
 
 /**

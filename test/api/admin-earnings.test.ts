@@ -11,8 +11,8 @@ const JSON_API = 'application/vnd.api+json';
 const HEADER = 'row_id,primary_identifier,date,hours,amount';
 
 /** The operator's client and earnings uploads made with it (or with another token). */
-async function operator(t: TestContext, env: Record<string, string> = {}) {
-  const app = await buildTestApp(t, env);
+async function operator(t: TestContext, env: Record<string, string> = {}, now?: Date) {
+  const app = await buildTestApp(t, env, now ? { now: () => now } : undefined);
   const client = await createTestClient(app, {
     name: 'Operator',
     scopes: ['admin:operator'],
@@ -22,11 +22,11 @@ async function operator(t: TestContext, env: Record<string, string> = {}) {
   const upload = (
     organizationId: string,
     csv: string,
-    options: { contentType?: string; token?: string } = {},
+    options: { contentType?: string; token?: string; query?: string } = {},
   ) =>
     app.api.inject({
       method: 'POST',
-      url: `/admin/organizations/${organizationId}/earnings`,
+      url: `/admin/organizations/${organizationId}/earnings${options.query ?? ''}`,
       headers: {
         authorization: `Bearer ${options.token ?? token}`,
         'content-type': options.contentType ?? 'text/csv',
@@ -204,4 +204,83 @@ test('the earnings upload is in the OpenAPI document under Operator, taking text
   assert.deepEqual(Object.keys(operation.requestBody.content), ['text/csv']);
   assert.match(operation.description, /`row_id,primary_identifier,date,hours,amount`/);
   assert.match(operation.description, /`hours` \(optional\): hours worked, above 0 and at most 24/);
+  const query = operation.parameters.filter((parameter: { in: string }) => parameter.in === 'query');
+  assert.deepEqual(
+    query.map((parameter: { name: string; required?: boolean }) => [
+      parameter.name,
+      parameter.required ?? false,
+    ]),
+    [['allow_backdated', false]],
+  );
+  assert.deepEqual(
+    query[0].schema.anyOf.flatMap((value: { enum: string[] }) => value.enum),
+    ['true', 'false'],
+  );
+  assert.match(JSON.stringify(query[0]), /a line of a pay period whose deposit day is before today/);
+});
+
+test('POST earnings: a line of a pay period already deposited is rejected on its date unless allow_backdated=true', async (t) => {
+  // Friday 2026-03-20 in New York: the period 2026-03-02 to 03-15 is deposited today; 2026-02-16 to 03-01 was on 03-06.
+  const { app, upload } = await operator(t, {}, new Date('2026-03-20T16:00:00.000Z'));
+  const organizationId = await createOrganization(app);
+  const worker = await createWorker(app, organizationId);
+  const job = await primaryIdentifier(app, worker.jobId);
+  const csv = [
+    HEADER,
+    `B-1,${job},2026-03-13,8,`,
+    `B-2,${job},2026-03-01,8,`,
+    `B-3,${job},2025-06-02,,100.00`,
+  ].join('\n');
+  const { db } = app.database;
+  const stored = async () => ({
+    earnings: (
+      await db
+        .selectFrom('earnings')
+        .select('external_id')
+        .where('job_id', '=', worker.jobId)
+        .orderBy('external_id')
+        .execute()
+    ).map((row) => row.external_id),
+    paychecks: (await db.selectFrom('paychecks').select('id').where('job_id', '=', worker.jobId).execute())
+      .length,
+  });
+
+  for (const [query, parameter] of [
+    ['?allow_backdated=yes', 'allow_backdated'],
+    ['?allow_backdated=true&backdate=1', 'backdate'],
+  ]) {
+    const refused = await upload(organizationId, csv, { query });
+    assertError(refused, 400, 'INVALID_PARAMETERS');
+    assert.deepEqual(refused.json().errors[0].source, { parameter });
+  }
+  assert.deepEqual(await stored(), { earnings: [], paychecks: 0 }, 'a bad query writes nothing');
+
+  for (const query of ['', '?allow_backdated=false']) {
+    const answer = await upload(organizationId, csv, { query });
+    assert.equal(answer.statusCode, 200, answer.body);
+    const result = answer.json().data.attributes;
+    assert.deepEqual(
+      [result.recorded, result.duplicates, result.rejected],
+      query === '' ? [1, 0, 2] : [0, 1, 2],
+    );
+    assert.deepEqual(
+      result.rejected_lines.map((problem: { line: number; field: string }) => [problem.line, problem.field]),
+      [
+        [3, 'date'],
+        [4, 'date'],
+      ],
+    );
+    assert.match(
+      result.rejected_lines[0].message,
+      /^date: the pay period of 2026-03-01 \(2026-02-16 to 2026-03-01\) was due to be deposited on 2026-03-06, before today \(2026-03-20\); .*allow_backdated=true/,
+    );
+  }
+  assert.deepEqual(await stored(), { earnings: ['B-1'], paychecks: 1 }, 'nothing of the backdated lines');
+
+  const allowed = await upload(organizationId, csv, { query: '?allow_backdated=true' });
+  assert.equal(allowed.statusCode, 200, allowed.body);
+  const result = allowed.json().data.attributes;
+  assert.deepEqual([result.recorded, result.duplicates, result.rejected], [2, 1, 0]);
+  assert.deepEqual(await stored(), { earnings: ['B-1', 'B-2', 'B-3'], paychecks: 3 });
+  assert.deepEqual(await checkLedgerInvariants(db), []);
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
-import { cliDatabaseEnv, csvFile, ewa, inDatabase } from '../helpers/cli.ts';
+import { cliDatabaseEnv, csvFile, ewa, ewaAt, inDatabase } from '../helpers/cli.ts';
 
 /** A calendar day `days` from the real today (UTC): the CLI's today is the wall clock's. */
 function day(days: number): string {
@@ -154,4 +154,61 @@ test('earnings import: wrong usage, a wrong header or an unknown organization wr
 
   const earnings = await inDatabase(env, (db) => db.selectFrom('earnings').select('id').execute());
   assert.equal(earnings.length, 0);
+});
+
+test('earnings import: a line of a pay period already deposited is rejected on its date unless --allow-backdated', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  const organizationId = await employer(t, env);
+  // Friday 2026-03-20 in New York. The period 2026-03-02 to 03-15 is deposited today (5 days after its last day):
+  // still open to pay. The period 2026-02-16 to 03-01 was deposited on 03-06; 2025-06-02's a year ago.
+  const now = new Date('2026-03-20T16:00:00.000Z');
+  const path = csvFile(t, 'earnings.csv', [
+    HEADER,
+    'B-1,W-1,2026-03-13,8,',
+    'B-2,W-1,2026-03-01,8,',
+    'B-3,W-1,2025-06-02,,100.00',
+  ]);
+  const refused = await ewaAt(now, env, 'earnings', 'import', '--org', organizationId, path);
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stdout, /recorded\s+1\s+\(160\.00 USD\)\n\s+duplicates\s+0\n\s+rejected\s+2/);
+  assert.match(
+    refused.stderr,
+    /line 3: date: the pay period of 2026-03-01 \(2026-02-16 to 2026-03-01\) was due to be deposited on 2026-03-06, before today \(2026-03-20\); .*--allow-backdated/,
+  );
+  assert.match(refused.stderr, /line 4: date: the pay period of 2025-06-02 \(2025-05-26 to 2025-06-08\)/);
+  const stored = () =>
+    inDatabase(env, async (db) => ({
+      earnings: (await db.selectFrom('earnings').select('external_id').orderBy('external_id').execute()).map(
+        (row) => row.external_id,
+      ),
+      periods: (
+        await db
+          .selectFrom('paychecks')
+          .select('pay_period_starts_at')
+          .orderBy('pay_period_starts_at')
+          .execute()
+      ).map((row) => row.pay_period_starts_at.toISOString().slice(0, 10)),
+    }));
+  assert.deepEqual(await stored(), { earnings: ['B-1'], periods: ['2026-03-02'] }, 'nothing of B-2 and B-3');
+
+  const allowed = await ewaAt(
+    now,
+    env,
+    'earnings',
+    'import',
+    '--org',
+    organizationId,
+    path,
+    '--allow-backdated',
+  );
+  assert.equal(allowed.code, 0, allowed.stderr);
+  assert.match(allowed.stdout, /recorded\s+2\s+\(260\.00 USD\)\n\s+duplicates\s+1\n\s+rejected\s+0/);
+  assert.deepEqual(await stored(), {
+    earnings: ['B-1', 'B-2', 'B-3'],
+    periods: ['2025-05-26', '2026-02-16', '2026-03-02'],
+  });
+
+  const help = await ewa(env, 'earnings', 'import', '--help');
+  assert.match(help.stdout, /\[--allow-backdated\]/);
+  assert.match(help.stdout, /deposit day is before today .* is backdated pay/);
 });

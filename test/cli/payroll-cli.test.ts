@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/db/database.ts';
 import { createMoneyCore } from '../../src/earnings/money-core.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
-import { cliDatabaseEnv, ewa, inDatabase } from '../helpers/cli.ts';
+import { cliDatabaseEnv, ewa, ewaAt, inDatabase } from '../helpers/cli.ts';
 
 interface Worker {
   personId: string;
@@ -112,6 +112,7 @@ test('payroll run pays a past period once, holds a worker without a bank account
         })),
       ),
       RECORDED_AT,
+      { backdated: 'RECORD' },
     );
     // An advance of the banked worker, due the next business day: settled before payday looks at it.
     await core.transfers.create(
@@ -214,4 +215,157 @@ test('payroll run and settle refuse a malformed date or instant with exit code 2
   const help = await ewa(env, 'payroll');
   assert.equal(help.code, 2);
   assert.match(help.stderr, /ewa payroll run/);
+});
+
+// Friday 2026-03-20, 12:00 UTC: 08:00 in New York, already Saturday 02:00 on Kiritimati (UTC+14). The open pay period
+// (default policy) runs 2026-03-16 to 03-29 and ends 2026-03-30 04:00 UTC.
+const NOW = new Date('2026-03-20T12:00:00.000Z');
+
+test('payroll run and settle refuse a date or instant later than now unless --allow-future, and say what it does', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  assert.equal((await ewa(env, 'migrate')).code, 0);
+  const worker = await inDatabase(env, async (db) => {
+    const organizationId = randomUUID();
+    await db.insertInto('organizations').values({ id: organizationId, name: 'New York Employer' }).execute();
+    await db.insertInto('organization_policies').values({ organization_id: organizationId }).execute();
+    const worker = await createWorker(db, organizationId, true);
+    const core = createMoneyCore(db, loadConfig(env));
+    const recordedAt = new Date('2026-03-19T20:00:00.000Z');
+    await core.earnings.record(
+      ['2026-03-16', '2026-03-17'].map((day) => ({
+        jobId: worker.jobId,
+        externalId: `shift-${day}`,
+        workedOn: day,
+        hoursHundredths: 800,
+        amountMinor: 16_000,
+        source: 'SHIFT' as const,
+      })),
+      recordedAt,
+      { backdated: 'REFUSE' },
+    );
+    // Due on the next business day, Friday morning in New York: later today, after NOW.
+    await core.transfers.create(
+      worker.personId,
+      {
+        id: undefined,
+        amountMinor: 5_000,
+        currency: 'USD',
+        schedule: 'NEXT_BUSINESS_DAY',
+        preview: false,
+        originId: worker.balanceId,
+        destinationId: worker.depositoryId!,
+        personId: undefined,
+      },
+      recordedAt,
+    );
+    return worker;
+  });
+  const state = () =>
+    inDatabase(env, async (db) => ({
+      paycheck: (await paycheckOf(db, worker.jobId)).status,
+      advance: (
+        await db
+          .selectFrom('transfers')
+          .select('status')
+          .where('origin_account_id', '=', worker.balanceId)
+          .executeTakeFirstOrThrow()
+      ).status,
+      balance: (await accountBalancesMinor(db, [worker.balanceId])).get(worker.balanceId),
+      ledger: await ledgerTotals(db),
+    }));
+  const settleAfter = await inDatabase(env, async (db) =>
+    (
+      await db
+        .selectFrom('transfers')
+        .select('settle_after')
+        .where('origin_account_id', '=', worker.balanceId)
+        .executeTakeFirstOrThrow()
+    ).settle_after!.toISOString(),
+  );
+  assert.equal(settleAfter, '2026-03-20T13:00:00.000Z', 'Friday 09:00 in New York');
+  const untouched = await state();
+  assert.deepEqual(
+    [untouched.paycheck, untouched.advance, untouched.balance],
+    ['ESTIMATED', 'PENDING', 7_000],
+  );
+
+  for (const [argv, message] of [
+    [
+      ['payroll', 'run', '--date', '2026-03-30'],
+      /^ewa payroll run: --date 2026-03-30 is in the future: today is 2026-03-20 at the latest .*closes now, for good, every pay period that ends by the end of that day.*Give --allow-future as well/,
+    ],
+    // Tomorrow in UTC is today nowhere yet: no organization is east of New York.
+    [['payroll', 'run', '--date', '2026-03-21'], /--date 2026-03-21 is in the future: today is 2026-03-20/],
+    [
+      ['settle', '--at', settleAfter],
+      /^ewa settle: --at 2026-03-20T13:00:00\.000Z is in the future \(it is now 2026-03-20T12:00:00\.000Z\).*before the rail has delivered them.*--allow-future/,
+    ],
+    [['settle', '--at', '2026-03-20T12:00:00.001Z'], /--at 2026-03-20T12:00:00\.001Z is in the future/],
+    [['payroll', 'run', '--allow-future'], /--allow-future goes with --date/],
+    [['settle', '--allow-future'], /--allow-future goes with --at/],
+  ] as [string[], RegExp][]) {
+    const refused = await ewaAt(NOW, env, ...argv);
+    assert.equal(refused.code, 2, `${argv.join(' ')}: ${refused.stderr}`);
+    assert.match(refused.stderr, message);
+    assert.equal(refused.stdout, '');
+  }
+  assert.deepEqual(await state(), untouched, 'nothing closed, paid or settled');
+
+  // Today, by the UTC calendar: the run is as of now, not the end of the day, so the advance due at 13:00 waits.
+  const today = await ewaAt(NOW, env, 'payroll', 'run', '--date', '2026-03-20');
+  assert.equal(today.code, 0, today.stderr);
+  assert.match(
+    today.stdout,
+    /^Payroll as of 2026-03-20T12:00:00\.000Z \(now: the end of 2026-03-20 in UTC is still to come\)\n {2}closed {5}0 /,
+  );
+  assert.match(today.stdout, /settled {4}0 /);
+  // An employer on Kiritimati makes 2026-03-21 today somewhere: allowed, as of now.
+  await inDatabase(env, async (db) => {
+    const organizationId = randomUUID();
+    await db
+      .insertInto('organizations')
+      .values({ id: organizationId, name: 'Kiritimati Employer' })
+      .execute();
+    await db
+      .insertInto('organization_policies')
+      .values({ organization_id: organizationId, time_zone: 'Pacific/Kiritimati' })
+      .execute();
+  });
+  const ahead = await ewaAt(NOW, env, 'payroll', 'run', '--date', '2026-03-21', '--json');
+  assert.equal(ahead.code, 0, ahead.stderr);
+  assert.deepEqual(ahead.json(), {
+    as_of: NOW.toISOString(),
+    closed: 0,
+    paid: 0,
+    held: 0,
+    held_reasons: {},
+    settled: 0,
+    failed: 0,
+    deposited: 0,
+  });
+  assert.equal((await ewaAt(NOW, env, 'payroll', 'run', '--date', '2026-03-22')).code, 2);
+  assert.deepEqual(await state(), untouched, 'a run as of now finds nothing due');
+
+  const settled = await ewaAt(NOW, env, 'settle', '--at', settleAfter, '--allow-future');
+  assert.equal(settled.code, 0, settled.stderr);
+  assert.match(
+    settled.stderr,
+    /^--allow-future: as of 2026-03-20T13:00:00\.000Z, 1 hour ahead of now: resolving now, for good, every advance and paycheck due by then/,
+  );
+  assert.match(
+    settled.stdout,
+    /^Settlement as of 2026-03-20T13:00:00\.000Z \(in the future: --allow-future\)/,
+  );
+  assert.match(settled.stdout, /settled {4}1 /);
+
+  const payday = await ewaAt(NOW, env, 'payroll', 'run', '--date', '2026-03-30', '--allow-future', '--json');
+  assert.equal(payday.code, 0, payday.stderr);
+  assert.match(
+    payday.stderr,
+    /^--allow-future: as of 2026-03-30T23:59:59\.999Z, 10 days ahead of now: closing now, for good, every pay period/,
+  );
+  assert.equal(payday.json().as_of, '2026-03-30T23:59:59.999Z');
+  assert.deepEqual([payday.json().closed, payday.json().paid], [1, 1]);
+  const after = await state();
+  assert.deepEqual([after.paycheck, after.advance, after.balance], ['IN_TRANSIT', 'SETTLED', 0]);
 });

@@ -53,12 +53,16 @@ async function setup(options: { db?: Db; policy?: Record<string, unknown>; jobs?
     ).map((job) => [job.pid, job]),
   );
   const recorder = new EarningsRecorder(db, new SystemLedger(db));
-  const run = (lines: string[], extra: { header?: string; onProgress?: (lines: number) => void } = {}) =>
+  const run = (
+    lines: string[],
+    extra: { header?: string; onProgress?: (lines: number) => void; allowBackdated?: boolean } = {},
+  ) =>
     importEarnings(db, recorder, {
       organizationId: organization.id,
       source: [[extra.header ?? HEADER, ...lines].join('\n')],
       now: FIXED_NOW,
       onProgress: extra.onProgress,
+      allowBackdated: extra.allowBackdated,
     });
   return { db, organizationId: organization.id, jobs, run, recorder };
 }
@@ -333,8 +337,9 @@ test('a line of a pay period that payroll closed is rejected; one recorded befor
   // A database of its own: payroll closes every ended period it finds.
   const database = await openTestDatabase(t);
   const { db, jobs, run } = await setup({ db: database.db });
-  // 2026-02-20 is in the period 2026-02-16 to 03-01, which has ended but whose payroll has not run yet.
-  const early = await run(['p-1,H-1,2026-02-20,8,']);
+  // 2026-02-20 is in the period 2026-02-16 to 03-01, which has ended but whose payroll has not run yet; its deposit
+  // day, 03-06, has passed: backdated pay, allowed here.
+  const early = await run(['p-1,H-1,2026-02-20,8,'], { allowBackdated: true });
   assert.equal(early.recorded, 1);
   const payroll = await runPayroll(db, new SystemLedger(db), createSandboxRail(), FIXED_NOW);
   assert.equal(payroll.closed, 1);
@@ -342,7 +347,9 @@ test('a line of a pay period that payroll closed is rejected; one recorded befor
   const [closed] = await paychecksOf(db, h1.id);
   assert.notEqual(closed!.status, 'ESTIMATED');
   const before = await counts(db);
-  const late = await run(['p-1,H-1,2026-02-20,8,', 'p-2,H-1,2026-02-21,4,', 'p-3,H-1,2026-03-09,1,']);
+  const late = await run(['p-1,H-1,2026-02-20,8,', 'p-2,H-1,2026-02-21,4,', 'p-3,H-1,2026-03-09,1,'], {
+    allowBackdated: true,
+  });
   assert.deepEqual([late.recorded, late.duplicates, late.rejectedCount], [1, 1, 1]);
   assert.deepEqual(
     late.rejected.map((problem) => [problem.line, problem.field]),
@@ -356,6 +363,70 @@ test('a line of a pay period that payroll closed is rejected; one recorded befor
     paychecks.map((paycheck) => paycheck.gross),
     [16_000, 2_000],
   );
+  await assertSoundBooks(db);
+});
+
+test('a line of a pay period whose deposit day has passed is rejected on its date, unless backdating is allowed', async (t: TestContext) => {
+  // A database of its own: payroll closes every ended period it finds. Pay is deposited 10 days after a period's
+  // last day: the period 2026-02-16 to 03-01 is deposited on 03-11, today at FIXED_NOW, and is still open to pay;
+  // the period 2026-02-02 to 02-15 was deposited on 02-25.
+  const database = await openTestDatabase(t);
+  const { db, jobs, run } = await setup({ db: database.db, policy: { paydayOffsetDays: 10 } });
+  const h1 = jobs.get('H-1')!;
+  const before = await counts(db);
+  const refused = await run(['o-1,H-1,2026-03-01,8,', 'o-2,H-1,2026-02-15,8,', 'o-3,H-1,2025-06-02,,50.00']);
+  assert.deepEqual([refused.recorded, refused.duplicates, refused.rejectedCount], [1, 0, 2]);
+  assert.deepEqual(
+    refused.rejected.map((problem) => [problem.line, problem.field]),
+    [
+      [3, 'date'],
+      [4, 'date'],
+    ],
+  );
+  assert.match(
+    refused.rejected[0]!.message,
+    /^date: the pay period of 2026-02-15 \(2026-02-02 to 2026-02-15\) was due to be deposited on 2026-02-25, before today \(2026-03-11\); .*--allow-backdated.*allow_backdated=true/,
+  );
+  const after = await counts(db);
+  assert.deepEqual(
+    [after.earnings, after.paychecks],
+    [before.earnings + 1, before.paychecks + 1],
+    'o-1 only, on one paycheck',
+  );
+  assert.equal(await balanceOf(db, h1.accountId), 6_000, "o-1's accessible share only");
+  assert.deepEqual(
+    (await paychecksOf(db, h1.id)).map((paycheck) => paycheck.gross),
+    [16_000],
+    'no paycheck for the refused periods',
+  );
+
+  // Allowed: recorded as any pay, on a new ESTIMATED paycheck, its accessible share credited at once.
+  const allowed = await run(['o-2,H-1,2026-02-15,8,', 'o-3,H-1,2025-06-02,,50.00'], { allowBackdated: true });
+  assert.deepEqual([allowed.recorded, allowed.rejectedCount], [2, 0]);
+  const paychecks = await paychecksOf(db, h1.id);
+  assert.deepEqual(
+    paychecks.map((paycheck) => [paycheck.status, paycheck.gross]),
+    [
+      ['ESTIMATED', 5_000],
+      ['ESTIMATED', 16_000],
+      ['ESTIMATED', 16_000],
+    ],
+  );
+  assert.equal(await balanceOf(db, h1.accountId), 2 * 6_000 + 1_875);
+
+  // Sent again without the flag: duplicates, as any file sent twice. After payroll has closed the periods, a new
+  // line of one is PERIOD_CLOSED (the flag would not help), not BACKDATED.
+  await runPayroll(db, new SystemLedger(db), createSandboxRail(), FIXED_NOW);
+  const again = await run(['o-2,H-1,2026-02-15,8,', 'o-4,H-1,2026-02-14,8,', 'o-5,H-1,2026-02-02,1,']);
+  assert.deepEqual([again.recorded, again.duplicates, again.rejectedCount], [0, 1, 2]);
+  assert.deepEqual(
+    again.rejected.map((problem) => [problem.line, problem.field]),
+    [
+      [3, 'date'],
+      [4, 'date'],
+    ],
+  );
+  for (const problem of again.rejected) assert.match(problem.message, /is closed \(its payroll has run\)/);
   await assertSoundBooks(db);
 });
 

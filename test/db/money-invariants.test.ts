@@ -622,7 +622,7 @@ async function earn(run: Run, jobIndex: number, rows: EarnRow[]): Promise<void> 
     }
   }
   const before = await balancesOf(run);
-  const result = await run.core.earnings.record(inputs, run.clock.now);
+  const result = await run.core.earnings.record(inputs, run.clock.now, { backdated: 'RECORD' });
   const after = await balancesOf(run);
   run.trace.push(`  → ${JSON.stringify(result)}`);
   for (const outcome of result.outcomes) count(run, `earn.${outcome}`);

@@ -9,8 +9,8 @@ import { loadConfig } from '../../src/config.ts';
 import { type Db, openDatabase } from '../../src/db/database.ts';
 import { createTestDatabase } from './test-database.ts';
 
-/** A CLI context whose output the test reads back. */
-export function capture(env: Record<string, string | undefined> = {}) {
+/** A CLI context whose output the test reads back; its clock is `now` when given. */
+export function capture(env: Record<string, string | undefined> = {}, now?: Date) {
   const out: string[] = [];
   const err: string[] = [];
   const sink = (lines: string[]) =>
@@ -24,6 +24,7 @@ export function capture(env: Record<string, string | undefined> = {}) {
     env: { EWA_LOG_LEVEL: 'silent', ...env },
     stdout: sink(out),
     stderr: sink(err),
+    ...(now ? { now: () => now } : {}),
   };
   return { context, stdout: () => out.join(''), stderr: () => err.join('') };
 }
@@ -43,6 +44,13 @@ export async function cliDatabaseEnv(t: TestContext): Promise<Record<string, str
 /** Runs `ewa …` in this process with this environment; its exit code and output. */
 export async function ewa(env: Record<string, string>, ...argv: string[]) {
   const run = capture(env);
+  const code = await runCli(argv, run.context);
+  return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
+}
+
+/** As `ewa`, with the clock of the commands that read it set to `now`. */
+export async function ewaAt(now: Date, env: Record<string, string>, ...argv: string[]) {
+  const run = capture(env, now);
   const code = await runCli(argv, run.context);
   return { code, stdout: run.stdout(), stderr: run.stderr(), json: () => JSON.parse(run.stdout()) };
 }

@@ -225,6 +225,7 @@ export async function createFundedWorker(
       },
     ],
     now,
+    { backdated: 'RECORD' },
   );
   if (recorded.outcomes[0] !== 'RECORDED') throw new Error(`earnings: ${recorded.outcomes[0]}`);
   return { organizationId, personId, jobId, balanceAccountId, depositoryId, token };

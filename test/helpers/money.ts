@@ -113,7 +113,7 @@ export async function recordShift(
     amountMinor,
     source: 'SHIFT',
   };
-  return app.money.earnings.record([input], now);
+  return app.money.earnings.record([input], now, { backdated: 'RECORD' });
 }
 
 export function advanceBody(

@@ -119,6 +119,7 @@ export async function createPayrollRoster(
         source: 'SHIFT' as const,
       })),
       options.recordedAt,
+      { backdated: 'RECORD' },
     );
     if (recorded.outcomes.some((outcome) => outcome !== 'RECORDED'))
       throw new Error(`earnings not recorded: ${[...new Set(recorded.outcomes)].join(', ')}`);
