@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
+import { closedRequestBody } from './request-bodies.ts';
 import { traceIdOf } from './request-id.ts';
 import './route-config.ts';
 
@@ -38,6 +39,13 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     }
     // The reference page serves HTML, scripts and styles to browsers: JSON:API negotiation does not apply.
     if (route.url.startsWith(DOCS_PREFIX)) route.config = { ...route.config, negotiate: false };
+    // Members an operation does not define are refused at every level of its body, on every route.
+    if (isJsonApiPath(route.url) && route.schema?.body) {
+      route.schema = {
+        ...route.schema,
+        body: closedRequestBody(route.schema.body, `${route.method} ${route.url}`),
+      };
+    }
   });
 
   app.addContentTypeParser(JSON_API_MEDIA, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
@@ -56,7 +64,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
         source: { header: 'Accept' },
       });
     }
-    const bodyMediaType = request.routeOptions.config?.requestMediaType ?? mediaType;
+    const bodyMediaType = routeMediaTypes(request.url, request.routeOptions.config).request;
     if (hasBody(request) && !isContentType(request.headers['content-type'], bodyMediaType)) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
         detail: `The request body must be sent as Content-Type: ${bodyMediaType}.`,
@@ -115,8 +123,31 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError
   reply.code(error.status).type(JSON_API_MEDIA).serializer(JSON.stringify).send(body);
 }
 
+/** What a route reads, writes, and writes its errors in. */
+export interface RouteMediaTypes {
+  /** The media type of its answers and, unless `request` says otherwise, of the bodies it reads. */
+  response: string;
+  request: string;
+  /** Failures on /rest and /admin are JSON:API error documents, whatever the route's own media type. */
+  error: string;
+}
+
+/**
+ * The media types of a route, from its path and config: the negotiation below and the OpenAPI document
+ * (openapi.ts) both take them from here, so that the document declares what the server accepts and sends.
+ */
+export function routeMediaTypes(url: string, config: FastifyContextConfig | undefined): RouteMediaTypes {
+  const jsonApi = isJsonApiPath(url);
+  const response = config?.mediaType ?? (jsonApi ? JSON_API_MEDIA : JSON_MEDIA);
+  return {
+    response,
+    request: config?.requestMediaType ?? response,
+    error: jsonApi ? JSON_API_MEDIA : response,
+  };
+}
+
 export function mediaTypeOf(request: FastifyRequest): string {
-  return request.routeOptions.config?.mediaType ?? (isJsonApiPath(request.url) ? JSON_API_MEDIA : JSON_MEDIA);
+  return routeMediaTypes(request.url, request.routeOptions.config).response;
 }
 
 function hasBody(request: FastifyRequest): boolean {

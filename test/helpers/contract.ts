@@ -135,3 +135,34 @@ export function checkResponseAgainstReference(
     `${method} ${path} ${status} does not match the published description: ${JSON.stringify(validate.errors, null, 1)}\n${body.slice(0, 800)}`,
   );
 }
+
+interface OwnOperation {
+  responses?: Record<string, { content?: Record<string, unknown> }>;
+}
+
+/**
+ * Checks one response of the API against the server's own OpenAPI document: when the document lists the
+ * operation and that status, the response's Content-Type must be one the document declares for it. Clients
+ * generated from the document read answers by these types.
+ */
+export function checkResponseAgainstOwnDocument(
+  document: { paths: Record<string, Record<string, OwnOperation>> },
+  method: string,
+  url: string,
+  status: number,
+  contentType: string | undefined,
+): void {
+  const path = url.split('?')[0]!;
+  const template = Object.keys(document.paths).find((candidate) =>
+    new RegExp(`^${candidate.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
+  );
+  const response = template
+    ? document.paths[template]![method.toLowerCase()]?.responses?.[String(status)]
+    : undefined;
+  if (!response?.content) return;
+  const sent = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  assert.ok(
+    Object.hasOwn(response.content, sent),
+    `${method} ${path} ${status} is sent as ${contentType}; our OpenAPI document declares ${Object.keys(response.content).join(', ')}`,
+  );
+}
