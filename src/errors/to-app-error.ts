@@ -19,7 +19,7 @@ interface FrameworkError extends Error {
 export interface SchemaErrorCodes {
   /** Code for a required body field that is absent. */
   missing?: ErrorCode;
-  /** Code for a body field that is present but wrong. */
+  /** Code for a body field that is present but wrong (a member the body does not define is INVALID_PARAMETERS). */
   invalid?: ErrorCode;
 }
 
@@ -73,10 +73,13 @@ function fromSchemaIssue(issue: SchemaIssue, context: string, codes: SchemaError
   const field = `${path}${missing !== undefined ? `/${missing}` : ''}${extra !== undefined ? `/${extra}` : ''}`;
   const reason = explain(issue, missing, extra);
   if (context === 'body') {
+    // A member the operation does not define is INVALID_PARAMETERS on every route, whatever codes it names.
     const code =
-      missing !== undefined
-        ? (codes.missing ?? 'INVALID_PARAMETERS')
-        : (codes.invalid ?? 'INVALID_PARAMETERS');
+      extra !== undefined
+        ? 'INVALID_PARAMETERS'
+        : missing !== undefined
+          ? (codes.missing ?? 'INVALID_PARAMETERS')
+          : (codes.invalid ?? 'INVALID_PARAMETERS');
     return new AppError(code, { detail: `${field || 'The body'} ${reason}`, source: { pointer: field } });
   }
   const name = decodePointer(field.replace(/^\//, '').split('/')[0] ?? '');

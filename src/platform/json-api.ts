@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { AppError } from '../errors/app-error.ts';
@@ -8,6 +8,7 @@ import { inputTextError } from './edge-input.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
 import { shownText, textProblem } from './input-text.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
+import { closedRequestBody } from './request-bodies.ts';
 import { traceIdOf } from './request-id.ts';
 import './route-config.ts';
 import { utf8Body } from './utf8-body.ts';
@@ -64,6 +65,13 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     }
     // The reference page serves HTML, scripts and styles to browsers: JSON:API negotiation does not apply.
     if (route.url.startsWith(DOCS_PREFIX)) route.config = { ...route.config, negotiate: false };
+    // Members an operation does not define are refused at every level of its body, on every route.
+    if (isJsonApiPath(route.url) && route.schema?.body) {
+      route.schema = {
+        ...route.schema,
+        body: closedRequestBody(route.schema.body, `${route.method} ${route.url}`),
+      };
+    }
   });
 
   app.addContentTypeParser(
@@ -86,7 +94,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
         source: { header: 'Accept' },
       });
     }
-    const bodyMediaType = request.routeOptions.config?.requestMediaType ?? mediaType;
+    const bodyMediaType = mediaTypesOf(request).request;
     if (hasBody(request) && !isContentType(request.headers['content-type'], bodyMediaType)) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
         detail: `The request body must be sent as Content-Type: ${bodyMediaType}.`,
@@ -154,8 +162,36 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError
   reply.code(error.status).type(JSON_API_MEDIA).serializer(JSON.stringify).send(body);
 }
 
+/** What a route reads, writes, and writes its errors in. */
+export interface RouteMediaTypes {
+  /** The media type of its answers and, unless `request` says otherwise, of the bodies it reads. */
+  response: string;
+  request: string;
+  /** Failures on /rest and /admin are JSON:API error documents, whatever the route's own media type. */
+  error: string;
+}
+
+/**
+ * The media types of a route, from its path and config: the negotiation below and the OpenAPI document
+ * (openapi.ts) both take them from here, so that the document declares what the server accepts and sends.
+ */
+export function routeMediaTypes(url: string, config: FastifyContextConfig | undefined): RouteMediaTypes {
+  const jsonApi = isJsonApiPath(url);
+  const response = config?.mediaType ?? (jsonApi ? JSON_API_MEDIA : JSON_MEDIA);
+  return {
+    response,
+    request: config?.requestMediaType ?? response,
+    error: jsonApi ? JSON_API_MEDIA : response,
+  };
+}
+
 export function mediaTypeOf(request: FastifyRequest): string {
-  return request.routeOptions.config?.mediaType ?? (routedToJsonApi(request) ? JSON_API_MEDIA : JSON_MEDIA);
+  return mediaTypesOf(request).response;
+}
+
+/** The media types of the route a request reached, however its URL was spelled. */
+function mediaTypesOf(request: FastifyRequest): RouteMediaTypes {
+  return routeMediaTypes(request.routeOptions.url ?? requestPath(request.url), request.routeOptions.config);
 }
 
 /** The decoded path, fit to be shown in an error detail. */

@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import packageJson from '../../package.json' with { type: 'json' };
-import { DOCS_PREFIX } from './json-api.ts';
+import { DOCS_PREFIX, type RouteMediaTypes, routeMediaTypes } from './json-api.ts';
 import { JSON_MEDIA } from './media-types.ts';
 
 export interface OpenApiOptions {
@@ -11,12 +11,38 @@ export interface OpenApiOptions {
   authUrl: string;
 }
 
+type RouteSchema = Record<string, unknown> & { response?: Record<string, Record<string, unknown>> };
+
+/**
+ * A route's schema as the document shows it: its body in the media type the route reads, and each response in
+ * the media type the server sends it in (its own for successes, the error document's for failures).
+ */
+function withMediaTypes(schema: RouteSchema, media: RouteMediaTypes): RouteSchema {
+  const responses = Object.entries(schema.response ?? {}).map(([status, response]) => {
+    if (response.type === 'null') return [status, response];
+    const type = /^[45]/.test(status) ? media.error : media.response;
+    return [status, { description: response.description, content: { [type]: { schema: response } } }];
+  });
+  return {
+    ...schema,
+    ...(schema.body ? { consumes: [media.request] } : {}),
+    ...(schema.response ? { response: Object.fromEntries(responses) } : {}),
+  };
+}
+
 /**
  * The OpenAPI document is generated from the route schemas, so it cannot drift from what the routes validate and
- * send. The reference page is served from the installed swagger-ui files: it works with no network.
+ * send; the media types come from the same function as content negotiation. The reference page is served from
+ * the installed swagger-ui files: it works with no network.
  */
 async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
   await app.register(swagger, {
+    transform: ({ schema, url, route }) => ({
+      schema: schema
+        ? (withMediaTypes(schema as RouteSchema, routeMediaTypes(url, route.config)) as never)
+        : schema,
+      url,
+    }),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -25,7 +51,9 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
         description:
           'Earned-wage access: accounts, jobs, organizations, paychecks, people and transfers as JSON:API ' +
           'resources. Send `Service-API-Version: 3` (optional). Errors are JSON:API error documents; every ' +
-          `code is listed at ${options.baseUrl}/rest/errors.`,
+          `code is listed at ${options.baseUrl}/rest/errors. A request body member an operation does not list is ` +
+          "refused (400 INVALID_PARAMETERS, naming it); JSON:API's meta, at the top of the document and on the " +
+          'resource object, is accepted and ignored.',
       },
       servers: [{ url: options.baseUrl }],
       components: {

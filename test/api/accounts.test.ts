@@ -200,7 +200,7 @@ test('missing fields are MISSING_REQUIRED_FIELD and malformed ones INVALID_FIELD
     ],
     [
       bankAccountBody(alice.personId, {}, { nickname: 'main' }),
-      'INVALID_FIELDS',
+      'INVALID_PARAMETERS',
       '/data/attributes/details/nickname',
     ],
     [bankAccountBody(alice.personId, { name: '' }), 'INVALID_FIELDS', '/data/attributes/name'],

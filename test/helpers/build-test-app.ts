@@ -4,7 +4,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { buildServer, type ServerDeps, type Servers } from '../../src/server.ts';
-import { checkResponseAgainstReference } from './contract.ts';
+import { checkResponseAgainstOwnDocument, checkResponseAgainstReference } from './contract.ts';
 import { testFileDatabase } from './test-database.ts';
 
 /** The instant every test app believes it is, unless a test moves it. */
@@ -86,7 +86,8 @@ export async function buildTestAppOn(
 
 /**
  * The contract test: every response a test draws from the REST listener through `inject` is validated against the
- * published description's schema for that operation and status, and the first mismatch fails the test.
+ * published description's schema for that operation and status, and its Content-Type against the one our own
+ * OpenAPI document declares; the first mismatch fails the test.
  */
 function checkEveryResponseAgainstReference(api: FastifyInstance): void {
   const inject = api.inject.bind(api) as (options: InjectOptions | string) => Promise<LightMyRequestResponse>;
@@ -94,12 +95,14 @@ function checkEveryResponseAgainstReference(api: FastifyInstance): void {
     const response = await inject(options);
     const method = typeof options === 'string' ? 'GET' : (options.method ?? 'GET');
     const url = typeof options === 'string' ? options : String(options.url ?? options.path ?? '/');
-    checkResponseAgainstReference(
+    const contentType = String(response.headers['content-type'] ?? '');
+    checkResponseAgainstReference(method, url, response.statusCode, contentType, response.body);
+    checkResponseAgainstOwnDocument(
+      api.swagger() as unknown as Parameters<typeof checkResponseAgainstOwnDocument>[0],
       method,
       url,
       response.statusCode,
-      String(response.headers['content-type'] ?? ''),
-      response.body,
+      contentType,
     );
     return response;
   };

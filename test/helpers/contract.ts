@@ -1,39 +1,55 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { CARD_PRODUCT_KEY } from '../../src/resources/people/serialize.ts';
 
-const REFERENCE = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  '..',
-  'shared',
-  'reference',
-  'ewa-rest-openapi-3.0.0-beta.117.json',
-);
-const REFERENCE_ID = 'reference.json';
+/**
+ * The published description's facts (names, types, enums, formats, required members, bounds), kept in the
+ * repository by scripts/reference-facts.ts (`npm run reference-facts`). Every run checks against it: a missing or
+ * unreadable file fails the test that asks, it never switches the checks off.
+ */
+export const REFERENCE_FACTS = join(import.meta.dirname, '..', 'contract', 'reference-facts.json');
+const REFERENCE_ID = 'reference-facts.json';
+
+/** The facts name the product by placeholder; where the server sends such a name, the name it sends. */
+const PLACEHOLDERS: Record<string, string> = { '{brand}_card': CARD_PRODUCT_KEY };
+
+export interface ReferenceFacts {
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, Record<string, unknown>>;
+}
+
+let facts: ReferenceFacts | undefined;
+/** The facts, with the server's own names in place of the placeholders. */
+export function referenceFacts(): ReferenceFacts {
+  facts ??= JSON.parse(readFileSync(REFERENCE_FACTS, 'utf8'), (_key, value) => {
+    if (typeof value === 'string') return Object.hasOwn(PLACEHOLDERS, value) ? PLACEHOLDERS[value] : value;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    return Object.fromEntries(
+      Object.entries(value).map(([name, item]) => [
+        Object.hasOwn(PLACEHOLDERS, name) ? PLACEHOLDERS[name]! : name,
+        item,
+      ]),
+    );
+  }) as ReferenceFacts;
+  return facts;
+}
 
 let ajv: Ajv2020 | undefined;
-function validator(): Ajv2020 | undefined {
-  if (!existsSync(REFERENCE)) return undefined;
+function validator(): Ajv2020 {
   if (!ajv) {
     ajv = new Ajv2020({ strict: false, allErrors: true });
     (addFormats as unknown as (instance: Ajv2020) => void)(ajv);
-    ajv.addSchema({ ...JSON.parse(readFileSync(REFERENCE, 'utf8')), $id: REFERENCE_ID });
+    ajv.addSchema({ ...referenceFacts(), $id: REFERENCE_ID });
   }
   return ajv;
 }
 
-/**
- * Fails unless a response body matches the published description's schema of that name (components/schemas),
- * when the reference file is beside this checkout.
- */
+/** Fails unless a response body matches the published description's schema of that name (components/schemas). */
 export function assertMatchesReference(schemaName: string, body: unknown): void {
-  const instance = validator();
-  if (!instance) return;
-  const validate = instance.getSchema(`${REFERENCE_ID}#/components/schemas/${schemaName}`);
+  const validate = validator().getSchema(`${REFERENCE_ID}#/components/schemas/${schemaName}`);
   assert.ok(validate, `no schema ${schemaName} in the reference description`);
   const valid = validate(body);
   assert.ok(
@@ -50,20 +66,15 @@ interface ReferenceOperation {
 
 let operations: ReferenceOperation[] | undefined;
 function referenceOperations(): ReferenceOperation[] {
-  if (!operations) {
-    const reference = JSON.parse(readFileSync(REFERENCE, 'utf8')) as {
-      paths: Record<string, Record<string, unknown>>;
-    };
-    operations = Object.entries(reference.paths).flatMap(([path, item]) =>
-      Object.keys(item)
-        .filter((method) => ['get', 'post', 'patch', 'delete', 'put'].includes(method))
-        .map((method) => ({
-          pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-          method: method.toUpperCase(),
-          pointer: `/paths/${escapePointer(path)}/${method}`,
-        })),
-    );
-  }
+  operations ??= Object.entries(referenceFacts().paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((method) => ['get', 'post', 'patch', 'delete', 'put'].includes(method))
+      .map((method) => ({
+        pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+        method: method.toUpperCase(),
+        pointer: `/paths/${escapePointer(path)}/${method}`,
+      })),
+  );
   return operations;
 }
 
@@ -82,11 +93,10 @@ function resolvePointer(document: unknown, pointer: string): unknown {
     );
 }
 
-let referenceDocument: unknown;
-
 /**
  * Checks one response of the API against the published description: the operation is found by method and path,
- * the response by status, and the body is validated against that response's schema. Responses the description
+ * the response by status, its Content-Type must be the description's, and the body is validated against that
+ * response's schema. Responses the description
  * does not describe (paths it lacks, statuses it does not list, empty bodies) are left alone.
  */
 export function checkResponseAgainstReference(
@@ -97,23 +107,25 @@ export function checkResponseAgainstReference(
   body: string,
 ): void {
   const instance = validator();
-  if (!instance || body.length === 0 || !contentType?.includes('json')) return;
+  if (body.length === 0 || !contentType?.includes('json')) return;
   const path = url.split('?')[0]!;
   const operation = referenceOperations().find(
     (candidate) => candidate.method === method.toUpperCase() && candidate.pattern.test(path),
   );
   if (!operation) return;
-  referenceDocument ??= JSON.parse(readFileSync(REFERENCE, 'utf8'));
   let pointer = `${operation.pointer}/responses/${status}`;
-  let response = resolvePointer(referenceDocument, pointer) as
-    | { $ref?: string; content?: object }
-    | undefined;
+  let response = resolvePointer(referenceFacts(), pointer) as { $ref?: string; content?: object } | undefined;
   if (response?.$ref) {
     pointer = response.$ref.slice(1);
-    response = resolvePointer(referenceDocument, pointer) as typeof response;
+    response = resolvePointer(referenceFacts(), pointer) as typeof response;
   }
   const mediaType = Object.keys(response?.content ?? {})[0];
   if (!mediaType) return;
+  assert.equal(
+    contentType.split(';')[0]!.trim().toLowerCase(),
+    mediaType,
+    `${method} ${path} ${status} is sent as ${contentType}; the published description says ${mediaType}`,
+  );
   const schemaPointer = `${pointer}/content/${escapePointer(mediaType)}/schema`;
   const validate = instance.getSchema(`${REFERENCE_ID}#${schemaPointer}`);
   assert.ok(validate, `no schema at ${schemaPointer}`);
@@ -121,5 +133,36 @@ export function checkResponseAgainstReference(
   assert.ok(
     validate(parsed),
     `${method} ${path} ${status} does not match the published description: ${JSON.stringify(validate.errors, null, 1)}\n${body.slice(0, 800)}`,
+  );
+}
+
+interface OwnOperation {
+  responses?: Record<string, { content?: Record<string, unknown> }>;
+}
+
+/**
+ * Checks one response of the API against the server's own OpenAPI document: when the document lists the
+ * operation and that status, the response's Content-Type must be one the document declares for it. Clients
+ * generated from the document read answers by these types.
+ */
+export function checkResponseAgainstOwnDocument(
+  document: { paths: Record<string, Record<string, OwnOperation>> },
+  method: string,
+  url: string,
+  status: number,
+  contentType: string | undefined,
+): void {
+  const path = url.split('?')[0]!;
+  const template = Object.keys(document.paths).find((candidate) =>
+    new RegExp(`^${candidate.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
+  );
+  const response = template
+    ? document.paths[template]![method.toLowerCase()]?.responses?.[String(status)]
+    : undefined;
+  if (!response?.content) return;
+  const sent = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  assert.ok(
+    Object.hasOwn(response.content, sent),
+    `${method} ${path} ${status} is sent as ${contentType}; our OpenAPI document declares ${Object.keys(response.content).join(', ')}`,
   );
 }

@@ -50,7 +50,7 @@ export function readCardDetails(details: Record<string, unknown>): CardAccountDe
     (key) => !(REQUIRED as readonly string[]).includes(key) && !(OPTIONAL as readonly string[]).includes(key),
   );
   if (unknown !== undefined) {
-    throw new AppError('INVALID_FIELDS', {
+    throw new AppError('INVALID_PARAMETERS', {
       detail: `details.${unknown} is not a field of a CARD account.`,
       source: pointer(unknown),
     });

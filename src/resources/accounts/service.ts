@@ -228,7 +228,7 @@ export class AccountService {
       (key) => !['first_name', 'last_name', 'routing_number', 'account_number'].includes(key),
     );
     if (unknown !== undefined) {
-      throw new AppError('INVALID_FIELDS', {
+      throw new AppError('INVALID_PARAMETERS', {
         detail: `details.${unknown} is not a field of a DEPOSITORY account.`,
         source: { pointer: `/data/attributes/details/${unknown}` },
       });
