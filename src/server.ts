@@ -4,7 +4,7 @@ import { adminRoutes } from './admin/routes.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { createMoneyCore, type MoneyCore } from './earnings/money-core.ts';
-import { authApp, authFrameworkErrors } from './oauth/auth-app.ts';
+import { authApp, authConnectionAnswer, authFrameworkErrors, authNotFound } from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
 import { ensureSigningKey } from './oauth/signing-keys.ts';
 import { AccessLogController, accessLogPlugin } from './platform/access-log.ts';
@@ -29,7 +29,7 @@ import { transferRoutes } from './resources/transfers/routes.ts';
 import { CardTokenKeys } from './tokenization/card-token.ts';
 import { CardTokenizer } from './tokenization/card-tokenizer.ts';
 import { CorsPolicy } from './tokenization/cors-policy.ts';
-import { cardTokenRoutes } from './tokenization/routes.ts';
+import { cardListenerNotFound, cardTokenRoutes } from './tokenization/routes.ts';
 
 export interface ServerDeps {
   database: Database;
@@ -131,7 +131,16 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(cardTokenRoutes, { ...cardTokens, path: '/cards/generic' });
   if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 
-  const auth = Fastify({ ...fastifyOptions(config, deps, 'auth'), frameworkErrors: authFrameworkErrors });
+  const auth = Fastify({
+    ...fastifyOptions(config, deps, 'auth'),
+    clientErrorHandler: edgeErrorOptions({
+      mediaType: JSON_MEDIA,
+      baseUrl: config.api.publicUrl,
+      newId: deps.newId,
+      connectionAnswer: authConnectionAnswer,
+    }).clientErrorHandler,
+    frameworkErrors: authFrameworkErrors,
+  });
   await auth.register(accessLogPlugin);
   await auth.register(authApp, { config, db, now });
   const payments = Fastify({
@@ -143,13 +152,9 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     app.addHook('onRequest', async (request, reply) => {
       reply.header('X-Request-Id', request.id);
     });
-    app.setNotFoundHandler((request, reply) => {
-      reply.code(404).send({
-        error: 'not_found',
-        error_description: `Nothing is served at ${request.url.split('?')[0]}.`,
-      });
-    });
   }
+  auth.setNotFoundHandler(authNotFound);
+  payments.setNotFoundHandler(cardListenerNotFound('/v2/cards/generic', config.api.publicUrl));
   // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);

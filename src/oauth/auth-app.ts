@@ -3,6 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import type { AppError } from '../errors/app-error.ts';
+import type { ConnectionAnswer } from '../platform/framework-errors.ts';
+import { shownText, textProblem } from '../platform/input-text.ts';
 import { purgeExpiredPayloads } from './adapter.ts';
 import { CsrfTokens } from './csrf.ts';
 import { interactionRoutes } from './interactions.ts';
@@ -25,8 +28,26 @@ const PROVIDER_PATHS = [
   '/.well-known/oauth-authorization-server',
   '/.well-known/jwks.json',
 ];
-/** Endpoints a browser is sent to: their errors are pages, as oidc-provider's own errors there are. */
-const BROWSER_ENDPOINTS = ['/oauth2/auth', '/oauth2/sessions/logout'];
+/**
+ * The methods oidc-provider answers on each of its paths (OPTIONS where it answers CORS preflights). The provider
+ * answers anything else with a bare text 404; we answer 405 with `Allow`, or 404, in the shape of where it went.
+ */
+const PROVIDER_METHODS = new Map<string, readonly string[]>([
+  ['/oauth2/auth', ['GET', 'HEAD', 'POST']],
+  ['/oauth2/token', ['POST', 'OPTIONS']],
+  ['/oauth2/revoke', ['POST', 'OPTIONS']],
+  ['/oauth2/introspect', ['POST', 'OPTIONS']],
+  ['/oauth2/sessions/logout', ['GET', 'HEAD', 'POST']],
+  ['/oauth2/sessions/logout/confirm', ['POST']],
+  ['/userinfo', ['GET', 'HEAD', 'POST', 'OPTIONS']],
+  ['/.well-known/openid-configuration', ['GET', 'HEAD', 'OPTIONS']],
+  ['/.well-known/oauth-authorization-server', ['GET', 'HEAD', 'OPTIONS']],
+  ['/.well-known/jwks.json', ['GET', 'HEAD', 'OPTIONS']],
+]);
+/** Where the provider resumes an authorization after our pages (`/oauth2/auth/{uid}`). */
+const AUTHORIZATION_RESUME = /^\/oauth2\/auth\/[^/]+$/;
+/** Endpoints a browser is sent to, and our pages: their errors are pages, as oidc-provider's own errors there are. */
+const BROWSER_PATHS = ['/oauth2/auth', '/oauth2/sessions/logout', '/interaction/'];
 /** oidc-provider reads at most 56 KiB of a body; a larger one is refused here, before it is read. */
 const PROVIDER_BODY_MAX = 56 * 1024;
 const PURGE_EVERY_MS = 10 * 60_000;
@@ -69,17 +90,47 @@ function sendErrorPage(request: FastifyRequest, reply: FastifyReply, status: num
 /** A failed request answered in the shape of where it went: the OAuth error JSON from an endpoint, else a page. */
 function sendError(request: FastifyRequest, reply: FastifyReply, status: number, description: string) {
   const path = (request.raw.url ?? '/').split('?')[0]!;
-  const endpoint =
-    PROVIDER_PATHS.some((pattern) =>
-      pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern,
-    ) && !BROWSER_ENDPOINTS.some((page) => path.startsWith(page));
-  if (!endpoint) return sendErrorPage(request, reply, status, description);
-  const code = status >= 500 ? 'server_error' : 'invalid_request';
+  if (BROWSER_PATHS.some((page) => path.startsWith(page)))
+    return sendErrorPage(request, reply, status, description);
+  const code = status >= 500 ? 'server_error' : status === 404 ? 'not_found' : 'invalid_request';
   return reply
     .code(status)
     .header('Cache-Control', 'no-store')
     .send({ error: code, error_code: code, error_description: description });
 }
+
+/**
+ * What the authorization server answers when Node's HTTP parser refused a request (malformed framing, headers over
+ * the limit): a page when the target was one of our pages or a browser endpoint, else the OAuth error JSON.
+ */
+export function authConnectionAnswer(
+  error: AppError,
+  requestId: string,
+  target: string | undefined,
+): ConnectionAnswer {
+  if (target !== undefined && BROWSER_PATHS.some((page) => target.startsWith(page))) {
+    return {
+      mediaType: 'text/html; charset=utf-8',
+      body: renderErrorPage('Request not accepted', error.detail, requestId),
+    };
+  }
+  return {
+    mediaType: 'application/json',
+    body: JSON.stringify({
+      error: 'invalid_request',
+      error_code: 'invalid_request',
+      error_description: error.detail,
+    }),
+  };
+}
+
+/** A path nobody serves on the authorization server: a page under our pages, else the OAuth error JSON. */
+export function authNotFound(request: FastifyRequest, reply: FastifyReply) {
+  const path = (request.raw.url ?? '/').split('?')[0]!;
+  return sendError(request, reply, 404, `Nothing is served at ${shownPath(path)} with ${request.method}.`);
+}
+
+const shownPath = (path: string) => (textProblem(path) ? shownText(path) : path);
 
 /**
  * For the auth listener's `frameworkErrors` (a Fastify server option, set where the listener is built): a URL that
@@ -186,6 +237,19 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
     const callback = provider.callback();
     const issuer = new URL(config.auth.publicUrl);
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const path = (request.raw.url ?? '/').split('?')[0]!;
+      const methods =
+        PROVIDER_METHODS.get(path) ?? (AUTHORIZATION_RESUME.test(path) ? ['GET', 'HEAD'] : undefined);
+      if (!methods) return authNotFound(request, reply);
+      if (!methods.includes(request.method)) {
+        reply.header('Allow', methods.join(', '));
+        return sendError(
+          request,
+          reply,
+          405,
+          `${shownPath(path)} accepts ${methods.join(', ')}, not ${request.method}.`,
+        );
+      }
       // The provider builds endpoint URLs from the request: make them the issuer's, whatever Host was used.
       request.raw.headers['x-forwarded-host'] = issuer.host;
       request.raw.headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);

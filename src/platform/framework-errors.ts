@@ -31,6 +31,25 @@ export interface EdgeErrorOptions {
   baseUrl: string;
   /** Request ids of answers given before a request exists (the test app makes them predictable). */
   newId?: (() => string) | undefined;
+  /**
+   * The answer written before a request exists, given the request target when its first line could be read (a page
+   * or an endpoint may want another shape); the listener's error document in `mediaType` when absent.
+   */
+  connectionAnswer?: (error: AppError, requestId: string, target: string | undefined) => ConnectionAnswer;
+}
+
+export interface ConnectionAnswer {
+  mediaType: string;
+  body: string;
+}
+
+/** The request target of the first line of what the parser refused (`GET /path HTTP/1.1`), when it is there. */
+function requestTargetOf(error: ConnectionError): string | undefined {
+  const packet = (error as ConnectionError & { rawPacket?: unknown }).rawPacket;
+  if (!Buffer.isBuffer(packet)) return undefined;
+  const firstLine =
+    packet.subarray(0, Math.min(packet.length, 8192)).toString('latin1').split('\r\n')[0] ?? '';
+  return firstLine.split(' ')[1];
 }
 
 /**
@@ -130,12 +149,17 @@ function answerConnectionError(
     socket.destroy(error);
     return;
   }
-  const body = JSON.stringify(errorDocument(appError, { requestId, baseUrl: options.baseUrl }));
+  const { mediaType, body } = options.connectionAnswer
+    ? options.connectionAnswer(appError, requestId, requestTargetOf(error))
+    : {
+        mediaType: options.mediaType,
+        body: JSON.stringify(errorDocument(appError, { requestId, baseUrl: options.baseUrl })),
+      };
   // Ended rather than destroyed at once: a reset could discard the answer before the client reads it. A client
   // that keeps the connection open is cut off a second later.
   socket.end(
     `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
-      `Content-Type: ${options.mediaType}\r\n` +
+      `Content-Type: ${mediaType}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
       'Connection: close\r\n\r\n' +

@@ -134,6 +134,24 @@ export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async
   );
 };
 
+/**
+ * The not-found handler of a listener that serves only the card endpoint at `path`: 405 with `Allow` for another
+ * method there, else 404, both in the card endpoint's error document.
+ */
+export function cardListenerNotFound(path: string, errorsBaseUrl: string) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const requested = (request.raw.url ?? '/').split('?')[0];
+    const error =
+      requested === path
+        ? new AppError('METHOD_NOT_ALLOWED', {
+            detail: `${path} accepts OPTIONS, POST, not ${request.method}.`,
+            headers: { Allow: 'OPTIONS, POST' },
+          })
+        : new AppError('NOT_FOUND', { detail: `Nothing is served here but POST ${path}.` });
+    sendError(request, reply, error, errorsBaseUrl);
+  };
+}
+
 /** Framework errors with a detail that says what this endpoint wants. */
 function explained(error: AppError): AppError {
   if (error.code === 'UNSUPPORTED_MEDIA_TYPE') {
