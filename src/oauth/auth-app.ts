@@ -39,6 +39,7 @@ const PROVIDER_METHODS = new Map<string, readonly string[]>([
   ['/oauth2/introspect', ['POST', 'OPTIONS']],
   ['/oauth2/sessions/logout', ['GET', 'HEAD', 'POST']],
   ['/oauth2/sessions/logout/confirm', ['POST']],
+  ['/oauth2/sessions/logout/success', ['GET', 'HEAD']],
   ['/userinfo', ['GET', 'HEAD', 'POST', 'OPTIONS']],
   ['/.well-known/openid-configuration', ['GET', 'HEAD', 'OPTIONS']],
   ['/.well-known/oauth-authorization-server', ['GET', 'HEAD', 'OPTIONS']],
