@@ -1,8 +1,9 @@
+import type { Server } from 'node:http';
 import type { Writable } from 'node:stream';
 import Fastify, {
+  type FastifyHttpOptions,
   type FastifyInstance,
   type FastifyPluginAsync,
-  type FastifyServerOptions,
   LogController,
 } from 'fastify';
 import { adminRoutes } from './admin/routes.ts';
@@ -17,6 +18,8 @@ import { AccessTokenVerifier } from './platform/access-tokens.ts';
 import { bearerAuthPlugin } from './platform/bearer-auth.ts';
 import { errorsPagePlugin } from './platform/errors-page.ts';
 import { jsonApiPlugin } from './platform/json-api.ts';
+import { listenerLimits } from './platform/listener-limits.ts';
+import { loadSheddingPlugin, refuseOnAuthServer } from './platform/load-shedding.ts';
 import { loggerOptions } from './platform/logger.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
@@ -57,7 +60,7 @@ export interface Servers {
   payments: FastifyInstance;
 }
 
-function fastifyOptions(config: Config, deps: ServerDeps, listener: string): FastifyServerOptions {
+function fastifyOptions(config: Config, deps: ServerDeps, listener: string): FastifyHttpOptions<Server> {
   const logger = { ...loggerOptions(config), ...(deps.logStream ? { stream: deps.logStream } : {}) };
   return {
     logger: { ...logger, base: { listener } },
@@ -65,6 +68,8 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
     // One access line per request comes from access-log.ts instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
+    // Request, header, connection and keep-alive time limits: no slow or silent client holds a connection.
+    ...listenerLimits(config.http),
     return503OnClosing: true,
     trustProxy:
       config.trustProxy === true || config.trustProxy === false ? config.trustProxy : [...config.trustProxy],
@@ -106,6 +111,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   api.addHook('onClose', async () => revocations.stop());
   await api.register(accessLogPlugin);
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
+  // After the JSON:API hooks (a refusal carries X-Request-Id), before the token check (a refusal costs nothing).
+  await api.register(loadSheddingPlugin, { config: config.loadShedding });
   await api.register(bearerAuthPlugin, { verifier, enabled: deps.bearerCheck !== false });
   await api.register(openApiPlugin, { baseUrl: config.api.publicUrl, authUrl: config.auth.publicUrl });
   await api.register(errorsPagePlugin);
@@ -133,9 +140,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
 
   const auth = Fastify(fastifyOptions(config, deps, 'auth'));
   await auth.register(accessLogPlugin);
+  await auth.register(loadSheddingPlugin, { config: config.loadShedding, refuse: refuseOnAuthServer });
   await auth.register(authApp, { config, db, now });
   const payments = Fastify(fastifyOptions(config, deps, 'payments'));
   await payments.register(accessLogPlugin);
+  await payments.register(loadSheddingPlugin, { config: config.loadShedding });
   for (const app of [auth, payments]) {
     app.addHook('onRequest', async (request, reply) => {
       reply.header('X-Request-Id', request.id);
