@@ -74,6 +74,11 @@ export interface Config {
   readonly http: HttpLimits;
   readonly loadShedding: LoadSheddingConfig;
   /**
+   * Web origins whose pages may call the REST API (/rest, /admin) and the authorization server's token and
+   * discovery endpoints from a browser (CORS); `*` for any.
+   */
+  readonly corsOrigins: readonly string[];
+  /**
    * Proxies whose X-Forwarded-For names the client (a load balancer): `true` for any, or their addresses and
    * CIDR ranges. Off by default, since a header anyone can send must not decide the rate-limited address.
    */
@@ -234,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
       ),
       sampleIntervalMs: read.integer('EWA_SHED_SAMPLE_INTERVAL_MS', 1000, 10, 60_000),
     },
+    corsOrigins: read.originList('EWA_CORS_ORIGINS', runEnv === 'uat' ? ['*'] : []),
     trustProxy: read.trustProxy('EWA_TRUST_PROXY'),
     oauth: {
       accessTokenTtlSeconds: read.integer('EWA_ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),

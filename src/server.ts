@@ -23,7 +23,9 @@ import { loadSheddingPlugin, refuseOnAuthServer } from './platform/load-shedding
 import { loggerOptions } from './platform/logger.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
+import { restCorsPlugin } from './platform/rest-cors.ts';
 import { RevocationList } from './platform/revocations.ts';
+import { securityHeadersPlugin } from './platform/security-headers.ts';
 import type { PaymentRail } from './rails/payment-rail.ts';
 import { accountRoutes } from './resources/accounts/routes.ts';
 import { healthRoutes } from './resources/health/routes.ts';
@@ -110,6 +112,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   const api = Fastify(fastifyOptions(config, deps, 'api'));
   api.addHook('onClose', async () => revocations.stop());
   await api.register(accessLogPlugin);
+  await api.register(securityHeadersPlugin, { config, listener: 'api' });
+  await api.register(restCorsPlugin, { origins: config.corsOrigins });
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
   // After the JSON:API hooks (a refusal carries X-Request-Id), before the token check (a refusal costs nothing).
   await api.register(loadSheddingPlugin, { config: config.loadShedding });
@@ -140,10 +144,12 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
 
   const auth = Fastify(fastifyOptions(config, deps, 'auth'));
   await auth.register(accessLogPlugin);
+  await auth.register(securityHeadersPlugin, { config, listener: 'auth' });
   await auth.register(loadSheddingPlugin, { config: config.loadShedding, refuse: refuseOnAuthServer });
   await auth.register(authApp, { config, db, now });
   const payments = Fastify(fastifyOptions(config, deps, 'payments'));
   await payments.register(accessLogPlugin);
+  await payments.register(securityHeadersPlugin, { config, listener: 'payments' });
   await payments.register(loadSheddingPlugin, { config: config.loadShedding });
   for (const app of [auth, payments]) {
     app.addHook('onRequest', async (request, reply) => {

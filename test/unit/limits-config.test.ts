@@ -67,6 +67,7 @@ test('a bad limit stops start-up with a message naming it', () => {
     [{ EWA_DB_STATEMENT_TIMEOUT_MS: '-1' }, /EWA_DB_STATEMENT_TIMEOUT_MS must be a whole number/],
     [{ EWA_DB_CONNECT_TIMEOUT_MS: '10' }, /EWA_DB_CONNECT_TIMEOUT_MS must be a whole number from 100/],
     [{ EWA_SHED_SAMPLE_INTERVAL_MS: '1' }, /EWA_SHED_SAMPLE_INTERVAL_MS must be a whole number from 10/],
+    [{ EWA_CORS_ORIGINS: 'app.example.com' }, /EWA_CORS_ORIGINS entries are origins/],
   ];
   for (const [env, message] of cases)
     assert.throws(
