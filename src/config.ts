@@ -5,8 +5,50 @@ import { resolve } from 'node:path';
 
 /** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
 export type DatabaseConfig =
-  | { readonly kind: 'pglite'; readonly dataDir: string }
-  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number; readonly schema?: string };
+  | { readonly kind: 'pglite'; readonly dataDir: string; readonly limits: DatabaseLimits }
+  | {
+      readonly kind: 'postgres';
+      readonly url: string;
+      readonly poolSize: number;
+      readonly schema?: string;
+      readonly limits: DatabaseLimits;
+    };
+
+/**
+ * How long work may wait on the database before it is given up and answered 503 SERVICE_UNAVAILABLE. Set on every
+ * PostgreSQL session the process opens (src/db/session-limits.ts); 0 turns a PostgreSQL limit off. The embedded
+ * database is one session in this thread: only `connectTimeoutMs` applies to it.
+ */
+export interface DatabaseLimits {
+  /** `statement_timeout`: the longest one statement may run. */
+  readonly statementTimeoutMs: number;
+  /** `lock_timeout`: the longest a statement may wait for a lock (a row, a table, an advisory lock). */
+  readonly lockTimeoutMs: number;
+  /** `idle_in_transaction_session_timeout`: a session idle this long inside a transaction is ended. */
+  readonly idleInTransactionTimeoutMs: number;
+  /** The longest a request waits for a connection: a new one, or one of a pool that is all in use. */
+  readonly connectTimeoutMs: number;
+}
+
+/** What each listener allows a client, so that slow or silent clients cannot hold connections open. */
+export interface HttpLimits {
+  /** The whole request, headers and body, must arrive within this (node's `requestTimeout`); else 408. */
+  readonly requestTimeoutMs: number;
+  /** The headers must arrive within this (node's `headersTimeout`); at most `requestTimeoutMs`. */
+  readonly headersTimeoutMs: number;
+  /** A connection with no traffic either way for this long is closed (Fastify's `connectionTimeout`). */
+  readonly connectionTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long (Fastify's `keepAliveTimeout`). */
+  readonly keepAliveTimeoutMs: number;
+}
+
+/** When a listener refuses new requests with 503 because this process is overloaded (@fastify/under-pressure). */
+export interface LoadSheddingConfig {
+  /** Mean event-loop delay over a sample above which requests are refused; 0 turns shedding off. */
+  readonly eventLoopDelayMs: number;
+  /** How often the event-loop delay is sampled. */
+  readonly sampleIntervalMs: number;
+}
 
 export interface ListenerConfig {
   readonly port: number;
@@ -29,6 +71,13 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly healthDbTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  readonly http: HttpLimits;
+  readonly loadShedding: LoadSheddingConfig;
+  /**
+   * Web origins whose pages may call the REST API (/rest, /admin) and the authorization server's token and
+   * discovery endpoints from a browser (CORS); `*` for any.
+   */
+  readonly corsOrigins: readonly string[];
   /**
    * Proxies whose X-Forwarded-For names the client (a load balancer): `true` for any, or their addresses and
    * CIDR ranges. Off by default, since a header anyone can send must not decide the rate-limited address.
@@ -134,14 +183,32 @@ export function loadConfig(env: Env = process.env): Config {
   const authPort = read.port('EWA_AUTH_PORT', 8081);
   const paymentsPort = read.port('EWA_PAYMENTS_PORT', 8082);
   const databaseUrl = read.optionalUrl('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const limits: DatabaseLimits = {
+    statementTimeoutMs: read.integer('EWA_DB_STATEMENT_TIMEOUT_MS', 10_000, 0, 3_600_000),
+    lockTimeoutMs: read.integer('EWA_DB_LOCK_TIMEOUT_MS', 3000, 0, 3_600_000),
+    idleInTransactionTimeoutMs: read.integer('EWA_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    connectTimeoutMs: read.integer('EWA_DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+  };
   const database: DatabaseConfig = databaseUrl
     ? {
         kind: 'postgres',
         url: databaseUrl,
         poolSize: read.integer('EWA_DB_POOL_SIZE', 10, 1, 500),
         ...optional('schema', read.identifier('EWA_DB_SCHEMA')),
+        limits,
       }
-    : { kind: 'pglite', dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')) };
+    : { kind: 'pglite', dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')), limits };
+  const http: HttpLimits = {
+    requestTimeoutMs: read.integer('EWA_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    headersTimeoutMs: read.integer('EWA_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    connectionTimeoutMs: read.integer('EWA_CONNECTION_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    // Longer than the 60 s idle timeout of common load balancers, so that the balancer closes idle connections
+    // first and never sends a request on one this server is closing (Fastify's default).
+    keepAliveTimeoutMs: read.integer('EWA_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+  };
+  if (http.headersTimeoutMs > http.requestTimeoutMs) {
+    throw new ConfigError('EWA_HEADERS_TIMEOUT_MS must not be more than EWA_REQUEST_TIMEOUT_MS.');
+  }
   const keyText = read.string('EWA_MASTER_KEY', DEVELOPMENT_MASTER_KEY);
   const masterKey = Buffer.from(keyText, 'base64');
   if (masterKey.length !== 32) {
@@ -169,6 +236,19 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: read.integer('EWA_BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
     healthDbTimeoutMs: read.integer('EWA_HEALTH_DB_TIMEOUT_MS', 1000, 50, 60_000),
     shutdownTimeoutMs: read.integer('EWA_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    http,
+    loadShedding: {
+      // The embedded database runs its statements in this thread, so a long one stalls the event loop by design:
+      // shedding would refuse requests that only wait behind it. PostgreSQL keeps the loop free.
+      eventLoopDelayMs: read.integer(
+        'EWA_SHED_EVENT_LOOP_DELAY_MS',
+        database.kind === 'postgres' ? 1000 : 0,
+        0,
+        60_000,
+      ),
+      sampleIntervalMs: read.integer('EWA_SHED_SAMPLE_INTERVAL_MS', 1000, 10, 60_000),
+    },
+    corsOrigins: read.originList('EWA_CORS_ORIGINS', runEnv === 'uat' ? ['*'] : []),
     trustProxy: read.trustProxy('EWA_TRUST_PROXY'),
     oauth: {
       accessTokenTtlSeconds: read.integer('EWA_ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),

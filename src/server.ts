@@ -1,5 +1,6 @@
+import type { Server } from 'node:http';
 import type { Writable } from 'node:stream';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { adminRoutes } from './admin/routes.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
@@ -13,11 +14,15 @@ import { bearerAuthPlugin } from './platform/bearer-auth.ts';
 import { errorsPagePlugin } from './platform/errors-page.ts';
 import { edgeErrorOptions } from './platform/framework-errors.ts';
 import { jsonApiPlugin } from './platform/json-api.ts';
+import { listenerLimits } from './platform/listener-limits.ts';
+import { loadSheddingPlugin, refuseOnAuthServer } from './platform/load-shedding.ts';
 import { loggerOptions } from './platform/logger.ts';
 import { JSON_API_MEDIA, JSON_MEDIA } from './platform/media-types.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
+import { restCorsPlugin } from './platform/rest-cors.ts';
 import { RevocationList } from './platform/revocations.ts';
+import { securityHeadersPlugin } from './platform/security-headers.ts';
 import type { PaymentRail } from './rails/payment-rail.ts';
 import { accountRoutes } from './resources/accounts/routes.ts';
 import { healthRoutes } from './resources/health/routes.ts';
@@ -54,7 +59,7 @@ export interface Servers {
   payments: FastifyInstance;
 }
 
-function fastifyOptions(config: Config, deps: ServerDeps, listener: string): FastifyServerOptions {
+function fastifyOptions(config: Config, deps: ServerDeps, listener: string): FastifyHttpOptions<Server> {
   const logger = { ...loggerOptions(config), ...(deps.logStream ? { stream: deps.logStream } : {}) };
   return {
     logger: { ...logger, base: { listener } },
@@ -62,6 +67,8 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
     // One access line per request comes from access-log.ts instead of Fastify's two; Fastify's error lines stay.
     logController: new AccessLogController(),
     bodyLimit: config.bodyLimitBytes,
+    // Request, header, connection and keep-alive time limits: no slow or silent client holds a connection.
+    ...listenerLimits(config.http),
     return503OnClosing: true,
     trustProxy:
       config.trustProxy === true || config.trustProxy === false ? config.trustProxy : [...config.trustProxy],
@@ -105,7 +112,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   });
   api.addHook('onClose', async () => revocations.stop());
   await api.register(accessLogPlugin);
+  await api.register(securityHeadersPlugin, { config, listener: 'api' });
+  await api.register(restCorsPlugin, { origins: config.corsOrigins });
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
+  // After the JSON:API hooks (a refusal carries X-Request-Id), before the token check (a refusal costs nothing).
+  await api.register(loadSheddingPlugin, { config: config.loadShedding });
   await api.register(bearerAuthPlugin, { verifier, enabled: deps.bearerCheck !== false });
   await api.register(openApiPlugin, { baseUrl: config.api.publicUrl, authUrl: config.auth.publicUrl });
   await api.register(errorsPagePlugin);
@@ -142,12 +153,16 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     frameworkErrors: authFrameworkErrors,
   });
   await auth.register(accessLogPlugin);
+  await auth.register(securityHeadersPlugin, { config, listener: 'auth' });
+  await auth.register(loadSheddingPlugin, { config: config.loadShedding, refuse: refuseOnAuthServer });
   await auth.register(authApp, { config, db, now });
   const payments = Fastify({
     ...fastifyOptions(config, deps, 'payments'),
     ...edgeErrorOptions({ mediaType: JSON_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
   await payments.register(accessLogPlugin);
+  await payments.register(securityHeadersPlugin, { config, listener: 'payments' });
+  await payments.register(loadSheddingPlugin, { config: config.loadShedding });
   for (const app of [auth, payments]) {
     app.addHook('onRequest', async (request, reply) => {
       reply.header('X-Request-Id', request.id);

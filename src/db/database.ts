@@ -7,6 +7,7 @@ import { lockDataDir } from './data-dir-lock.ts';
 import { PGlitePool } from './pglite-pool.ts';
 import { preparingPool } from './prepared-pool.ts';
 import type { DB } from './schema.ts';
+import { sessionLimitOptions } from './session-limits.ts';
 
 export type Db = Kysely<DB>;
 
@@ -26,11 +27,16 @@ function parseBigint(text: string): number {
 }
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
-  return config.kind === 'pglite' ? openPGlite(config.dataDir) : openPostgres(config);
+  return config.kind === 'pglite' ? openPGlite(config) : openPostgres(config);
 }
 
-/** The PGlite files live in `<dataDir>/pgdata`, beside the lock file that keeps a second process out. */
-async function openPGlite(dataDir: string): Promise<Database> {
+/**
+ * The PGlite files live in `<dataDir>/pgdata`, beside the lock file that keeps a second process out. PGlite has no
+ * timers inside (statement_timeout and lock_timeout do nothing there) and one session, so no lock is ever waited
+ * for within it: the wait for that one session is what its pool bounds.
+ */
+async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): Promise<Database> {
+  const { dataDir } = config;
   const inMemory = dataDir === ':memory:';
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
   let pglite: PGlite;
@@ -42,7 +48,7 @@ async function openPGlite(dataDir: string): Promise<Database> {
     unlock();
     throw error;
   }
-  const pool = new PGlitePool(pglite);
+  const pool = new PGlitePool(pglite, { connectTimeoutMs: config.limits.connectTimeoutMs });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
   return {
@@ -65,14 +71,20 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
-    connectionTimeoutMillis: 10_000,
+    // Both connecting and waiting for a connection of a pool that is all in use: past it, 503 (prepared-pool.ts).
+    connectionTimeoutMillis: config.limits.connectTimeoutMs,
     // Statements are sent without waiting for the answer before them, so a statement batch (statement-batch.ts)
     // is one round trip; one statement at a time behaves as without it.
     pipeline: true,
     // No JIT compilation: every statement here touches a few rows, and the generic plan of a statement over arrays
     // (an advance's, whose arrays are estimated at a hundred rows) can cost enough on large tables to be compiled
-    // on every call, seconds each. Tests run each suite in a schema of its own; production leaves the search path.
-    options: ['-c jit=off', ...(config.schema ? [`-c search_path=${config.schema}`] : [])].join(' '),
+    // on every call, seconds each. Statement, lock and idle-transaction limits (session-limits.ts). Tests run each
+    // suite in a schema of its own; production leaves the search path.
+    options: [
+      '-c jit=off',
+      ...sessionLimitOptions(config.limits),
+      ...(config.schema ? [`-c search_path=${config.schema}`] : []),
+    ].join(' '),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === 20 ? parseBigint : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,

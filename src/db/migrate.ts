@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
+import { UNLIMITED_TRANSACTION } from './session-limits.ts';
 import { withTransaction } from './transaction.ts';
 
 export const MIGRATIONS_DIR = join(import.meta.dirname, '..', 'migrations');
@@ -50,6 +51,8 @@ export async function migrate(
   const applied: string[] = [];
   for (;;) {
     const next = await withTransaction(db, async (tx) => {
+      // A migration may rebuild a large table, and waits for another process's migration to end: no session limit.
+      await UNLIMITED_TRANSACTION.execute(tx);
       await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(tx);
       await sql`create table if not exists schema_migrations (
         name text primary key,

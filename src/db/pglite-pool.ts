@@ -1,39 +1,70 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import { DatabaseUnavailableError } from './database-unavailable.ts';
 import { type BatchOutcome, type BatchStatements, isBatch } from './statement-batch.ts';
 
 /**
  * Makes one PGlite instance look like a `pg` pool to Kysely's PostgresDialect. PGlite is a single session, so
- * the pool hands out that one connection to one borrower at a time: a transaction (BEGIN … COMMIT on a borrowed
- * connection) can never interleave with another caller's statements. Written here rather than taken from a
- * package because the published PGlite dialects either pin an older PGlite or pull a CLI framework with them.
+ * the pool hands out that one connection to one borrower at a time, in the order they asked: a transaction
+ * (BEGIN … COMMIT on a borrowed connection) can never interleave with another caller's statements. A borrower that
+ * waits longer than `connectTimeoutMs` is refused with DatabaseUnavailableError (503), as a PostgreSQL pool that
+ * is all in use refuses. Written here rather than taken from a package because the published PGlite dialects
+ * either pin an older PGlite or pull a CLI framework with them.
  */
 export class PGlitePool implements PostgresPool {
   readonly options = {};
   readonly #pg: PGlite;
-  #queue: Promise<void> = Promise.resolve();
+  readonly #connectTimeoutMs: number;
+  #busy = false;
+  readonly #waiting: { take: () => void }[] = [];
 
-  constructor(pg: PGlite) {
+  constructor(pg: PGlite, options: { connectTimeoutMs: number }) {
     this.#pg = pg;
+    this.#connectTimeoutMs = options.connectTimeoutMs;
   }
 
   async connect(): Promise<PostgresPoolClient> {
-    let release!: () => void;
-    const turn = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const previous = this.#queue;
-    this.#queue = previous.then(() => turn);
-    await previous;
+    await this.#acquire(this.#connectTimeoutMs);
     let released = false;
     return {
       query: (sql: string, parameters: readonly unknown[]) => this.#query(sql, parameters),
       release: () => {
         if (released) return;
         released = true;
-        release();
+        this.#release();
       },
     } as unknown as PostgresPoolClient;
+  }
+
+  /** The session, once every earlier borrower has released it; refused after `timeoutMs` (none: wait). */
+  #acquire(timeoutMs?: number): Promise<void> {
+    if (!this.#busy) {
+      this.#busy = true;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const waiter = {
+        take: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+          reject(new DatabaseUnavailableError(`the embedded database stayed busy for ${timeoutMs} ms`));
+        }, timeoutMs);
+      }
+      this.#waiting.push(waiter);
+    });
+  }
+
+  /** Hands the session to the next borrower, still busy, or frees it. */
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next) next.take();
+    else this.#busy = false;
   }
 
   async #query(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<unknown>> {
@@ -62,8 +93,10 @@ export class PGlitePool implements PostgresPool {
     return { command: 'SELECT', rowCount: rows.length, rows };
   }
 
+  /** Resolves once every borrower before it has released the session. */
   async end(): Promise<void> {
-    await this.#queue;
+    await this.#acquire();
+    this.#release();
   }
 }
 

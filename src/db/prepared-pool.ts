@@ -1,5 +1,6 @@
 import { CompiledQuery, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { DatabaseUnavailableError } from './database-unavailable.ts';
 import { type BatchOutcome, type BatchStatements, isBatch } from './statement-batch.ts';
 
 /**
@@ -37,7 +38,12 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     options: pool.options,
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((error: unknown) => {
+        // Refused, unreachable, or every connection still in use after connectionTimeoutMillis.
+        throw new DatabaseUnavailableError(`no database connection: ${(error as Error)?.message}`, {
+          cause: error,
+        });
+      });
       let names = namesOf.get(client);
       if (!names) {
         names = new Map();

@@ -1,7 +1,7 @@
 /**
  * The one catalog of REST error codes: each code's HTTP status and the default text shown to the caller.
  * Codes of the published description keep their names exactly; the few marked "ours" cover HTTP situations the
- * description leaves open (405, 406, 408, 413, 415, 429, 431).
+ * description leaves open (405, 406, 408, 413, 415, 429, 431, 503).
  */
 export const ERROR_CATALOG = {
   // 400, generic
@@ -121,12 +121,18 @@ export const ERROR_CATALOG = {
     status: 431,
     detail: 'The request line and headers are larger than this server reads (16 KiB).',
   },
-  // 409, 500
+  // 409, 500, 503
   IDEMPOTENCY_KEY_LOCKED: {
     status: 409,
     detail: 'A request with this idempotency key is still being processed; it is safe to retry.',
   },
   UNEXPECTED_ERROR: { status: 500, detail: 'Something unexpected went wrong on our side.' },
+  // ours: nothing was done; the same request can succeed later
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    detail:
+      'The service cannot answer now (overloaded, or its database is busy or unreachable); retry after Retry-After seconds.',
+  },
 } as const satisfies Record<string, { status: number; detail: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

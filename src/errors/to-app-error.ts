@@ -1,5 +1,7 @@
+import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
 import { AppError } from './app-error.ts';
 import type { ErrorCode } from './catalog.ts';
+import { serviceUnavailable } from './service-unavailable.ts';
 
 /** The Ajv error fields Fastify passes on in `error.validation`. */
 interface SchemaIssue {
@@ -24,11 +26,18 @@ export interface SchemaErrorCodes {
 }
 
 /**
- * Turns anything a request can throw into an AppError. Unknown errors become UNEXPECTED_ERROR, whose text says
- * nothing of the cause; the caller logs the original.
+ * Turns anything a request can throw into an AppError. A database that is unavailable for now (no connection in
+ * time, a statement or lock timeout, a lost session) is 503 SERVICE_UNAVAILABLE with Retry-After. Unknown errors
+ * become UNEXPECTED_ERROR, whose text says nothing of the cause; the caller logs the original.
  */
 export function toAppError(error: unknown, codes: SchemaErrorCodes = {}): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return serviceUnavailable(
+      'The database is busy or unreachable, so nothing was done; retry after Retry-After seconds.',
+      error,
+    );
+  }
   const err = error as FrameworkError;
   if (Array.isArray(err?.validation) && err.validation.length > 0) {
     return fromSchemaIssue(err.validation[0]!, err.validationContext ?? 'body', codes);

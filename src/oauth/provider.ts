@@ -2,6 +2,7 @@ import { hkdfSync } from 'node:crypto';
 import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import { allowsOrigin } from '../platform/cors-origins.ts';
 import { databaseAdapter } from './adapter.ts';
 import { clientSecretMatches } from './clients.ts';
 import { jwtEndpointSupport } from './jwt-endpoint-support.ts';
@@ -41,6 +42,13 @@ function grantableScopes(ctx: KoaContextWithOIDC, registered: string[]): string[
 /** The longest a token signed with a key can live, so retired keys stay in the JWKS that long. */
 export function longestSignedTokenLifetimeSeconds(config: Config): number {
   return config.oauth.accessTokenTtlSeconds;
+}
+
+/** The parts of Koa's context that read and remove headers. */
+interface KoaHeaders {
+  get(name: string): string;
+  remove(name: string): void;
+  response: { headers: Record<string, unknown> };
 }
 
 export interface ProviderDeps {
@@ -100,6 +108,16 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
       requestObjectSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
       idTokenSigningAlgValues: [ID_TOKEN_ALG],
     },
+    // A browser may call the token, userinfo, revocation and introspection endpoints only from EWA_CORS_ORIGINS, and
+    // there only for a public client whose redirect URI is on that origin (the library's own rule).
+    clientBasedCORS: (
+      ctx: KoaContextWithOIDC,
+      origin: string,
+      client: { clientAuthMethod: string; redirectUris: string[] },
+    ) =>
+      allowsOrigin(config.corsOrigins, origin) &&
+      (ctx.oidc?.route === 'userinfo' || client.clientAuthMethod === 'none') &&
+      client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin),
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     features: {
@@ -196,5 +214,14 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
     return clientSecretMatches(actual, this.clientSecret ?? null);
   };
   provider.use(jwtEndpointSupport({ config, db: deps.db, keys }));
+  provider.use(async (ctx, next) => {
+    await next();
+    // The library allows any origin on preflights and on discovery and the key set: only EWA_CORS_ORIGINS may read.
+    const origin = (ctx as unknown as KoaHeaders).get('Origin');
+    if (!origin || allowsOrigin(config.corsOrigins, origin)) return;
+    for (const name of Object.keys((ctx as unknown as KoaHeaders).response.headers)) {
+      if (name.startsWith('access-control-')) (ctx as unknown as KoaHeaders).remove(name);
+    }
+  });
   return provider;
 }

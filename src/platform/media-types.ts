@@ -23,7 +23,8 @@ function parseMediaRange(text: string): MediaRange {
 
 /**
  * True when an Accept header allows `produced`. JSON:API ranges that carry parameters (ext, profile) ask for
- * extensions this server does not serve, so they do not count as acceptable.
+ * extensions this server does not serve, so they do not count as acceptable. A JSON:API client sends its media type
+ * to every path, so a plain JSON answer (health) counts as acceptable to it: it is JSON, and what that path serves.
  */
 export function accepts(acceptHeader: string | undefined, produced: string): boolean {
   if (acceptHeader === undefined || acceptHeader.trim() === '') return true;
@@ -34,6 +35,7 @@ export function accepts(acceptHeader: string | undefined, produced: string): boo
     .some((range) => {
       if (range.quality <= 0) return false;
       if (range.type === '*/*' || range.type === `${major}/*`) return true;
+      if (range.type === JSON_API_MEDIA && produced === JSON_MEDIA) return range.params.size === 0;
       if (range.type !== produced) return false;
       return produced !== JSON_API_MEDIA || range.params.size === 0;
     });

@@ -42,12 +42,18 @@ export const ErrorResponses = {
   415: errorDocumentSchema(415, 'The request body is not in the media type this operation reads.'),
   429: errorDocumentSchema(429, 'Rate limited.'),
   500: errorDocumentSchema(500, 'Unexpected error.'),
+  503: errorDocumentSchema(
+    503,
+    'Overloaded, or the database is busy or unreachable: nothing was done; retry after Retry-After seconds.',
+  ),
 };
 
-/** Picks the error responses an operation can give, for its schema and so for the OpenAPI document. */
+/**
+ * Picks the error responses an operation can give, for its schema and so for the OpenAPI document. Every operation
+ * can answer 503 (load shedding, the database busy or unreachable), so it is always there.
+ */
 export function errorResponses<S extends keyof typeof ErrorResponses>(...statuses: S[]) {
-  return Object.fromEntries(statuses.map((status) => [status, ErrorResponses[status]])) as Pick<
-    typeof ErrorResponses,
-    S
-  >;
+  return Object.fromEntries(
+    [...statuses, 503 as const].map((status) => [status, ErrorResponses[status]]),
+  ) as Pick<typeof ErrorResponses, S | 503>;
 }

@@ -22,7 +22,7 @@ test('GET /rest/health answers 200 application/json with the package version', a
   assert.deepEqual(response.json(), { status: 'UP', version: packageJson.version });
 });
 
-test('GET /rest/health is 500 UNEXPECTED_ERROR when the database does not answer within the timeout', async (t) => {
+test('GET /rest/health is 503 SERVICE_UNAVAILABLE, with Retry-After, when the database does not answer in time', async (t) => {
   const app = await buildTestApp(t, { EWA_HEALTH_DB_TIMEOUT_MS: '300' });
   const { api, database, config } = app;
   const headers = { authorization: `Bearer ${await clientToken(app, ['health:read'])}` };
@@ -40,8 +40,9 @@ test('GET /rest/health is 500 UNEXPECTED_ERROR when the database does not answer
   const response = await api.inject({ url: '/rest/health', headers });
   const elapsedMs = performance.now() - started;
   await busy;
-  assert.equal(response.statusCode, 500);
-  assert.equal(response.json().errors[0].code, 'UNEXPECTED_ERROR');
+  assert.equal(response.statusCode, 503);
+  assert.equal(response.json().errors[0].code, 'SERVICE_UNAVAILABLE');
+  assert.match(String(response.headers['retry-after']), /^\d+$/);
   assert.ok(elapsedMs < 1200, `answered after ${elapsedMs} ms, when the database was free again`);
   assert.equal(
     (await api.inject({ url: '/rest/health', headers })).statusCode,
@@ -50,7 +51,7 @@ test('GET /rest/health is 500 UNEXPECTED_ERROR when the database does not answer
   );
 });
 
-test('GET /rest/health is 500 when the database is gone', async (t) => {
+test('GET /rest/health is 503 when the database is gone', async (t) => {
   const database = await openTestDatabase(t);
   const config = loadConfig({ ...database.env, EWA_LOG_LEVEL: 'silent' });
   const closing = await openDatabase(config.database);
@@ -62,6 +63,7 @@ test('GET /rest/health is 500 when the database is gone', async (t) => {
   assert.equal((await servers.api.inject({ url: '/rest/health', headers })).statusCode, 200);
   await closing.close();
   const response = await servers.api.inject({ url: '/rest/health', headers });
-  assert.equal(response.statusCode, 500);
-  assert.equal(response.json().errors[0].code, 'UNEXPECTED_ERROR');
+  assert.equal(response.statusCode, 503);
+  assert.equal(response.json().errors[0].code, 'SERVICE_UNAVAILABLE');
+  assert.match(String(response.headers['retry-after']), /^\d+$/);
 });

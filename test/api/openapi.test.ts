@@ -21,7 +21,7 @@ test('the OpenAPI document is generated from the routes and served as JSON', asy
   assert.deepEqual(document.servers, [{ url: BASE_URL }]);
   const health = document.paths['/rest/health'].get;
   assert.equal(health.operationId, 'getHealth');
-  assert.deepEqual(Object.keys(health.responses).sort(), ['200', '401', '403', '406', '500']);
+  assert.deepEqual(Object.keys(health.responses).sort(), ['200', '401', '403', '406', '500', '503']);
   assert.ok(document.components.securitySchemes.oauth_client_credentials_token);
   assert.equal(document.paths['/rest/openapi.json'], undefined, 'internal routes stay out of the document');
 });

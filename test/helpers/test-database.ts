@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { after, type TestContext } from 'node:test';
 import pg from 'pg';
-import type { DatabaseConfig } from '../../src/config.ts';
+import { type DatabaseConfig, loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
@@ -31,18 +31,17 @@ async function adminQuery(text: string): Promise<void> {
  * so that runs never see each other's rows.
  */
 export async function createTestDatabaseTarget(): Promise<TestDatabaseTarget> {
+  // The configuration a server given `env` would open, with its default session limits.
   if (!POSTGRES_URL) {
-    return {
-      config: { kind: 'pglite', dataDir: ':memory:' },
-      env: { EWA_DATA_DIR: ':memory:' },
-      drop: async () => {},
-    };
+    const env = { EWA_DATA_DIR: ':memory:' };
+    return { config: loadConfig(env).database, env, drop: async () => {} };
   }
   const schema = `test_${randomBytes(6).toString('hex')}`;
   await adminQuery(`create schema ${schema}`);
+  const env = { DATABASE_URL: POSTGRES_URL, EWA_DB_SCHEMA: schema, EWA_DB_POOL_SIZE: '5' };
   return {
-    config: { kind: 'postgres', url: POSTGRES_URL, poolSize: 5, schema },
-    env: { DATABASE_URL: POSTGRES_URL, EWA_DB_SCHEMA: schema, EWA_DB_POOL_SIZE: '5' },
+    config: loadConfig(env).database,
+    env,
     drop: () => adminQuery(`drop schema if exists ${schema} cascade`),
   };
 }

@@ -19,7 +19,7 @@ test('a restart in the middle of a sign-in loses nothing: session, interaction, 
   // The embedded database must outlive the process that wrote it: files in a folder, not memory.
   const dir = mkdtempSync(join(tmpdir(), 'ewa-restart-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const config = target.config.kind === 'pglite' ? { kind: 'pglite' as const, dataDir: dir } : target.config;
+  const config = target.config.kind === 'pglite' ? { ...target.config, dataDir: dir } : target.config;
   const env = target.config.kind === 'pglite' ? { EWA_DATA_DIR: dir } : target.env;
   const port = await freePort();
   const authUrl = `http://127.0.0.1:${port}`;

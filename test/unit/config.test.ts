@@ -44,6 +44,12 @@ test('values are read, trimmed and checked; public URLs lose a trailing slash', 
     url: 'postgres://u@db:5432/ewa',
     poolSize: 20,
     schema: 'tenant_a',
+    limits: {
+      statementTimeoutMs: 10_000,
+      lockTimeoutMs: 3000,
+      idleInTransactionTimeoutMs: 30_000,
+      connectTimeoutMs: 5000,
+    },
   });
   assert.equal(config.logLevel, 'warn');
 });

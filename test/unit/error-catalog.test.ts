@@ -29,7 +29,9 @@ export const PROVOKED_BY: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE: 'test/api/json-api.test.ts',
   REQUEST_TIMEOUT: 'test/api/framework-errors.test.ts',
   REQUEST_HEADERS_TOO_LARGE: 'test/api/framework-errors.test.ts',
-  UNEXPECTED_ERROR: 'test/api/json-api.test.ts, test/api/health.test.ts',
+  UNEXPECTED_ERROR: 'test/api/json-api.test.ts',
+  SERVICE_UNAVAILABLE:
+    'test/api/database-unavailable.test.ts, test/api/load-shedding.test.ts, test/api/health.test.ts',
   INVALID_TOKEN: 'test/api/bearer-auth.test.ts',
   // Kept because clients of the published description know it; the description gives missing tokens to INVALID_TOKEN.
   UNAUTHORIZED: 'never produced: a missing token is INVALID_TOKEN',

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import packageJson from '../../../package.json' with { type: 'json' };
 import type { Database } from '../../db/database.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { serviceUnavailable } from '../../errors/service-unavailable.ts';
 import { JSON_MEDIA } from '../../platform/media-types.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 
@@ -28,6 +28,9 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
         operationId: 'getHealth',
         tags: ['Health'],
         summary: 'Whether the API and its database answer',
+        description:
+          '200 when the API and its database answer; 503 SERVICE_UNAVAILABLE, with Retry-After, when the database ' +
+          'does not answer in time, so that a load balancer takes this process out of rotation.',
         security: [{ oauth_client_credentials_token: ['health:read'] }],
         response: { 200: HealthSchema, ...errorResponses(401, 403, 406, 500) },
       },
@@ -37,7 +40,7 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
         await database.ping(dbTimeoutMs);
       } catch (error) {
         request.log.warn({ err: error }, 'health check: database did not answer');
-        throw new AppError('UNEXPECTED_ERROR', { detail: 'The database did not answer in time.' });
+        throw serviceUnavailable('The database did not answer in time.', error);
       }
       return { status: 'UP' as const, version: packageJson.version };
     },
