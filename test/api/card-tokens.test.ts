@@ -561,14 +561,18 @@ test('the API listener serves the same handler at /cards/generic; the payments l
   });
   assert.equal(withToken.statusCode, 200);
 
+  const otherMethod = await app.payments.inject({ method: 'GET', url: PAYMENTS_PATH });
+  assert.equal(otherMethod.statusCode, 405, 'another method on the card path');
+  assert.equal(otherMethod.headers.allow, 'OPTIONS, POST');
+  assert.equal(otherMethod.json().errors[0].code, 'METHOD_NOT_ALLOWED');
   for (const [method, url] of [
-    ['GET', PAYMENTS_PATH],
     ['POST', '/cards/generic'],
     ['POST', '/v2/cards'],
     ['GET', '/'],
   ] as const) {
     const response = await app.payments.inject({ method, url });
     assert.equal(response.statusCode, 404, `${method} ${url} on the payments listener`);
+    assert.equal(response.json().errors[0].code, 'NOT_FOUND');
   }
   assert.equal((await app.api.inject({ method: 'POST', url: PAYMENTS_PATH })).statusCode, 404);
 });
