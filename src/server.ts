@@ -113,8 +113,10 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   api.addHook('onClose', async () => revocations.stop());
   await api.register(accessLogPlugin);
   await api.register(securityHeadersPlugin, { config, listener: 'api' });
-  await api.register(restCorsPlugin, { origins: config.corsOrigins });
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
+  // After the JSON:API platform, so that the preflight route it adds (OPTIONS *) answers its errors (a body that is
+  // not UTF-8, say) as error documents; its hook still answers a preflight before the token check.
+  await api.register(restCorsPlugin, { origins: config.corsOrigins });
   // After the JSON:API hooks (a refusal carries X-Request-Id), before the token check (a refusal costs nothing).
   await api.register(loadSheddingPlugin, { config: config.loadShedding });
   await api.register(bearerAuthPlugin, { verifier, enabled: deps.bearerCheck !== false });
