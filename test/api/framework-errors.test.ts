@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp } from '../helpers/build-test-app.ts';
 import { assertErrorAnswer } from '../helpers/error-shape.ts';
 import { createOrganization, createWorker, workerToken } from '../helpers/factories.ts';
-import { freePort } from '../helpers/free-port.ts';
 
 interface RawAnswer {
   statusCode: number;
@@ -34,9 +34,8 @@ async function rawExchange(port: number, request: string): Promise<RawAnswer> {
 }
 
 async function listen(app: FastifyInstance): Promise<number> {
-  const port = await freePort();
-  await app.listen({ port, host: '127.0.0.1' });
-  return port;
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return (app.server.address() as AddressInfo).port;
 }
 
 const JSON_API = 'application/vnd.api+json';

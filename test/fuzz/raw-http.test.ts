@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { freePort } from '../helpers/free-port.ts';
 import { buildListeningApp } from '../helpers/listening-app.ts';
 import { createTestPerson, userToken } from '../helpers/tokens.ts';
 import type { Answer, Shape } from './answer-shapes.ts';
@@ -165,8 +165,8 @@ const SPELLINGS: { name: string; target: (host: string) => string }[] = [
 
 test('fuzz: raw HTTP on every listener', async (t) => {
   const app = await buildListeningApp(t);
-  const paymentsPort = await freePort();
-  await app.payments.listen({ port: paymentsPort, host: '127.0.0.1' });
+  await app.payments.listen({ port: 0, host: '127.0.0.1' });
+  const paymentsPort = (app.payments.server.address() as AddressInfo).port;
   const hosts: Record<Listener, string> = {
     api: new URL(app.apiUrl).host,
     auth: new URL(app.authUrl).host,

@@ -15,11 +15,21 @@ export async function buildListeningApp(
   t: TestContext,
   env: Record<string, string> = {},
 ): Promise<ListeningApp> {
-  const [authPort, apiPort] = [await freePort(), await freePort()];
-  const authUrl = `http://127.0.0.1:${authPort}`;
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const app = await buildTestApp(t, { EWA_AUTH_URL: authUrl, EWA_BASE_URL: apiUrl, ...env });
-  await app.auth.listen({ port: authPort, host: '127.0.0.1' });
-  await app.api.listen({ port: apiPort, host: '127.0.0.1' });
-  return { ...app, authUrl, apiUrl };
+  // A port found free can be taken by another process before we listen on it: then try two other ports.
+  for (let attempt = 1; ; attempt += 1) {
+    const [authPort, apiPort] = [await freePort(), await freePort()];
+    const authUrl = `http://127.0.0.1:${authPort}`;
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    const app = await buildTestApp(t, { EWA_AUTH_URL: authUrl, EWA_BASE_URL: apiUrl, ...env });
+    try {
+      await app.auth.listen({ port: authPort, host: '127.0.0.1' });
+      await app.api.listen({ port: apiPort, host: '127.0.0.1' });
+      return { ...app, authUrl, apiUrl };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= PORT_ATTEMPTS) throw error;
+      await Promise.all([app.api.close(), app.auth.close(), app.payments.close()]);
+    }
+  }
 }
+
+const PORT_ATTEMPTS = 5;
