@@ -3,7 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
 import type { AppError } from '../errors/app-error.ts';
+import { RETRY_AFTER_SECONDS } from '../errors/service-unavailable.ts';
 import type { ConnectionAnswer } from '../platform/framework-errors.ts';
 import { shownText, textProblem } from '../platform/input-text.ts';
 import { purgeExpiredPayloads } from './adapter.ts';
@@ -53,6 +55,16 @@ const BROWSER_PATHS = ['/oauth2/auth', '/oauth2/sessions/logout', '/interaction/
 const PROVIDER_BODY_MAX = 56 * 1024;
 const PURGE_EVERY_MS = 10 * 60_000;
 
+/** What the post-processing above uses of oidc-provider's Koa context. */
+interface ProviderContext {
+  req: IncomingMessage;
+  path: string;
+  status: number;
+  type: string;
+  body: unknown;
+  set(name: string, value: string): void;
+}
+
 export interface AuthAppOptions {
   config: Config;
   db: Db;
@@ -61,6 +73,7 @@ export interface AuthAppOptions {
 
 /** What a failed request is told: its status, and a description that holds nothing internal. */
 function publicError(error: FastifyError | RefusedInput): { status: number; description: string } {
+  if (isDatabaseUnavailable(error)) return { status: 503, description: UNAVAILABLE_DESCRIPTION };
   const status =
     error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (error instanceof RefusedInput) return { status, description: error.message };
@@ -72,6 +85,9 @@ function publicError(error: FastifyError | RefusedInput): { status: number; desc
   return { status, description: descriptions[status] ?? 'The request could not be read.' };
 }
 
+const UNAVAILABLE_DESCRIPTION =
+  'The service is busy or cannot reach its database, so nothing was done. Try again in a moment.';
+
 /** Logged with its cause and the request's id when it is ours (5xx); a refused request is the access line alone. */
 function logIfUnexpected(request: FastifyRequest, error: Error, status: number): void {
   if (status >= 500) request.log.error({ err: error }, 'unexpected error on the authorization server');
@@ -79,6 +95,7 @@ function logIfUnexpected(request: FastifyRequest, error: Error, status: number):
 
 /** The HTML error page of the authorization server, with the request id to quote. */
 function sendErrorPage(request: FastifyRequest, reply: FastifyReply, status: number, description: string) {
+  if (status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
   const title =
     status >= 500 ? 'Unexpected error' : status === 415 ? 'Form not accepted' : 'Request not accepted';
   return reply
@@ -93,11 +110,18 @@ function sendError(request: FastifyRequest, reply: FastifyReply, status: number,
   const path = (request.raw.url ?? '/').split('?')[0]!;
   if (BROWSER_PATHS.some((page) => path.startsWith(page)))
     return sendErrorPage(request, reply, status, description);
-  const code = status >= 500 ? 'server_error' : status === 404 ? 'not_found' : 'invalid_request';
+  const code = errorCodeOf(status);
+  if (status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
   return reply
     .code(status)
     .header('Cache-Control', 'no-store')
     .send({ error: code, error_code: code, error_description: description });
+}
+
+function errorCodeOf(status: number): string {
+  if (status === 503) return 'temporarily_unavailable';
+  if (status >= 500) return 'server_error';
+  return status === 404 ? 'not_found' : 'invalid_request';
 }
 
 /**
@@ -179,9 +203,32 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
   // The Fastify request of each raw request handed to the provider, so that its errors are logged with the id.
   const requests = new WeakMap<IncomingMessage, FastifyRequest>();
   const logOf = (ctx: unknown) => requests.get((ctx as { req: IncomingMessage }).req)?.log ?? app.log;
-  provider.on('server_error', (ctx, error) =>
-    logOf(ctx).error({ err: error }, 'unexpected error on the authorization server'),
-  );
+  // The provider answers any failure of ours 500 server_error; one caused by the database being unavailable for now
+  // is answered 503 temporarily_unavailable with Retry-After instead (below), as on the REST listener.
+  const unavailable = new WeakSet<object>();
+  provider.on('server_error', (ctx, error) => {
+    if (isDatabaseUnavailable(error)) unavailable.add(ctx as object);
+    logOf(ctx).error({ err: error }, 'unexpected error on the authorization server');
+  });
+  provider.use(async (ctx, next) => {
+    await next();
+    if (!unavailable.has(ctx as object)) return;
+    const koa = ctx as unknown as ProviderContext;
+    koa.status = 503;
+    koa.set('Retry-After', String(RETRY_AFTER_SECONDS));
+    const request = requests.get(koa.req);
+    if (BROWSER_PATHS.some((page) => koa.path.startsWith(page))) {
+      koa.type = 'text/html; charset=utf-8';
+      koa.body = renderErrorPage('Try again in a moment', UNAVAILABLE_DESCRIPTION, request?.id);
+    } else {
+      koa.type = 'application/json';
+      koa.body = {
+        error: 'temporarily_unavailable',
+        error_code: 'temporarily_unavailable',
+        error_description: UNAVAILABLE_DESCRIPTION,
+      };
+    }
+  });
   // Koa's own report of an error nothing else caught (it would print it on the console).
   provider.on('error', (error, ctx) =>
     logOf(ctx).error({ err: error }, 'unexpected error on the authorization server'),

@@ -12,7 +12,7 @@ import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker, workerToken } from '../helpers/factories.ts';
 import { advanceBody, createPaidWorker, postTransfer } from '../helpers/money.ts';
 import { onPostgres, POSTGRES_URL, testFileDatabase } from '../helpers/test-database.ts';
-import { clientToken } from '../helpers/tokens.ts';
+import { clientToken, createTestClient } from '../helpers/tokens.ts';
 
 const ON_PGLITE =
   'PGlite is one session in this process: no other session can hold a lock, no statement can be cancelled by a ' +
@@ -181,6 +181,36 @@ test('a database that cannot be reached answers 503 with Retry-After, health too
   await relay.cut();
   assertServiceUnavailable(await read());
   assertServiceUnavailable(await app.api.inject({ url: '/rest/health', headers: health }));
+});
+
+test('the authorization server answers 503 temporarily_unavailable with Retry-After when the database cannot be reached', {
+  skip: onPostgres ? false : ON_PGLITE,
+}, async (t) => {
+  const relay = await cuttableRelay(t);
+  const app = await appWith(t, { EWA_DB_CONNECT_TIMEOUT_MS: '1000' }, relay.url);
+  // Clients are cached once read and client-credentials tokens are not stored: the second client is read only
+  // after the cut, so its request needs the database.
+  const [before, after] = [await createTestClient(app), await createTestClient(app)];
+  const tokenRequest = (client: { clientId: string; secret: string }) =>
+    app.auth.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        grant_type: 'client_credentials',
+        scope: 'health:read',
+        client_id: client.clientId,
+        client_secret: client.secret,
+      }).toString(),
+    });
+  assert.equal((await tokenRequest(before)).statusCode, 200);
+  await relay.cut();
+  const refused = await tokenRequest(after);
+  assert.equal(refused.statusCode, 503, refused.body);
+  assert.match(String(refused.headers['retry-after']), /^[1-9]\d*$/);
+  assert.equal(refused.json().error, 'temporarily_unavailable');
+  assert.equal(refused.json().error_code, 'temporarily_unavailable');
+  assert.doesNotMatch(refused.body, /ECONN|timeout|postgres|sql/i, 'nothing internal is shown');
 });
 
 test('advances batched together roll back as a whole when a lock times out: nothing is left, and retries succeed', {
