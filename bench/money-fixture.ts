@@ -5,7 +5,7 @@ import { type Config, loadConfig } from '../src/config.ts';
 import { type Database, openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { withTransaction } from '../src/db/transaction.ts';
-import type { EarningsRecorder } from '../src/earnings/earnings-recorder.ts';
+import type { EarningsRecorder } from '../src/money/earnings/earnings-recorder.ts';
 import { createClient } from '../src/oauth/clients.ts';
 import { issueUserToken } from '../src/oauth/issue-token.ts';
 

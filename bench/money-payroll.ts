@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { createMoneyCore } from '../src/earnings/money-core.ts';
-import { BATCHES_AT_ONCE, runPayroll } from '../src/earnings/payroll.ts';
-import { settleDue } from '../src/earnings/settlement.ts';
 import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
+import { createMoneyCore } from '../src/money/money-core.ts';
+import { BATCHES_AT_ONCE, runPayroll } from '../src/money/payroll.ts';
+import { settleDue } from '../src/money/settlement.ts';
 import { type CpuShare, startCpuShare } from './cpu-share.ts';
 import {
   type BenchWorker,

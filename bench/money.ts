@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
-import { localDateOf } from '../src/earnings/calendar.ts';
-import { createMoneyCore } from '../src/earnings/money-core.ts';
+import { localDateOf } from '../src/domain/calendar.ts';
 import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
+import { createMoneyCore } from '../src/money/money-core.ts';
 import { buildServer } from '../src/server.ts';
 import { formatShare, startCpuShare } from './cpu-share.ts';
 import {

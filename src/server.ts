@@ -4,7 +4,7 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyPlu
 import { adminRoutes } from './admin/routes.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
-import { createMoneyCore, type MoneyCore } from './earnings/money-core.ts';
+import { createMoneyCore, type MoneyCore } from './money/money-core.ts';
 import { authApp, authConnectionAnswer, authFrameworkErrors, authNotFound } from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
 import { ensureSigningKey } from './oauth/signing-keys.ts';

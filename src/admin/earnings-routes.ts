@@ -8,9 +8,9 @@ import {
   EARNINGS_ROWS_MAX,
   earningsImportAttributes,
   importEarnings,
-} from '../earnings/earnings-import.ts';
-import type { EarningsRecorder } from '../earnings/earnings-recorder.ts';
-import { EARNINGS_COLUMNS } from '../earnings/earnings-row.ts';
+} from '../money/earnings/earnings-import.ts';
+import type { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
+import { EARNINGS_COLUMNS } from '../money/earnings/earnings-row.ts';
 import { OneOf, ResourceIdParam, UuidString } from '../platform/resource-schemas.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { pointingAt } from './input-errors.ts';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../db/database.ts';
-import type { EarningsRecorder } from '../earnings/earnings-recorder.ts';
+import type { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { utf8Body } from '../platform/utf8-body.ts';
 import { adminEarningsRoutes } from './earnings-routes.ts';
 import { adminJobRoutes } from './job-routes.ts';

@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox';
+import { ACTIVATION_STATUSES } from '../domain/job-values.ts';
 import {
   POLICY_FIELDS,
   POLICY_KEYS,
@@ -7,7 +8,6 @@ import {
 } from '../operator/organization-policy.ts';
 import { ORGANIZATION_NAME_LENGTH_MAX, PRODUCTS } from '../operator/organizations.ts';
 import { OneOf, RelationshipSchema, UuidString } from '../platform/resource-schemas.ts';
-import { ACTIVATION_STATUSES } from '../resources/jobs/job-values.ts';
 
 /** Who may call the operator API: a client token with admin:operator, on every organization. */
 export const OPERATOR = {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { localDateOf } from '../earnings/calendar.ts';
+import { localDateOf } from '../domain/calendar.ts';
 import { UsageError } from './command.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { SystemLedger } from '../ledger/ledger-accounts.ts';
 import {
   EARNINGS_PROBLEMS_LISTED_MAX,
   EARNINGS_RECORD_CHARS_MAX,
@@ -7,10 +8,9 @@ import {
   type EarningsImportResult,
   earningsImportAttributes,
   importEarnings,
-} from '../earnings/earnings-import.ts';
-import { EarningsRecorder } from '../earnings/earnings-recorder.ts';
-import { EARNINGS_COLUMNS } from '../earnings/earnings-row.ts';
-import { SystemLedger } from '../ledger/ledger-accounts.ts';
+} from '../money/earnings/earnings-import.ts';
+import { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
+import { EARNINGS_COLUMNS } from '../money/earnings/earnings-row.ts';
 import { currencyFractionDigits } from '../operator/decimal-amount.ts';
 import { isUuid } from '../platform/filters.ts';
 import { type Command, UsageError, writeLine } from './command.ts';

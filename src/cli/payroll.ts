@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { createMoneyCore } from '../earnings/money-core.ts';
-import { type PayrollReport, runPayroll } from '../earnings/payroll.ts';
-import { type SettlementReport, settleDue } from '../earnings/settlement.ts';
+import { createMoneyCore } from '../money/money-core.ts';
+import { type PayrollReport, runPayroll } from '../money/payroll.ts';
+import { type SettlementReport, settleDue } from '../money/settlement.ts';
 import {
   type AsOf,
   endOfDay,

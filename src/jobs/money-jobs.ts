@@ -1,10 +1,10 @@
 import type { Config } from '../config.ts';
-import { refreshAccessibleEarnings } from '../earnings/accessible-refresh.ts';
-import type { MoneyCore } from '../earnings/money-core.ts';
-import { runPayroll } from '../earnings/payroll.ts';
-import { accrueSalaries } from '../earnings/salary-accrual.ts';
-import { settleDue } from '../earnings/settlement.ts';
-import { purgeExpiredKeys } from '../platform/idempotency.ts';
+import { purgeExpiredKeys } from '../idempotency/idempotency.ts';
+import { refreshAccessibleEarnings } from '../money/earnings/accessible-refresh.ts';
+import { accrueSalaries } from '../money/earnings/salary-accrual.ts';
+import type { MoneyCore } from '../money/money-core.ts';
+import { runPayroll } from '../money/payroll.ts';
+import { settleDue } from '../money/settlement.ts';
 import { everyMinutesRunKey, type ScheduledJob } from './scheduler.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { addDays, localDateOf } from '../earnings/calendar.ts';
+import { addDays, localDateOf } from '../domain/calendar.ts';
 import { claimRun, type FinishedRunState, finishRun } from './scheduled-run.ts';
 
 export interface ScheduledJob {

@@ -2,9 +2,9 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { lockPeople } from '../db/lock-order.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
+import { ensureEarningsBalanceAccount } from '../domain/earnings-balance.ts';
 import { AppError } from '../errors/app-error.ts';
 import { isUuid } from '../platform/filters.ts';
-import { ensureEarningsBalanceAccount } from '../resources/jobs/earnings-balance.ts';
 
 /** A job as the operator commands report it after a change. */
 export interface JobActivation {

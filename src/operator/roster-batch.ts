@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '../db/transaction.ts';
-import { InputError } from '../errors/input-error.ts';
 import {
   ensureEarningsBalanceAccounts,
   insertEarningsBalanceAccounts,
   isEarningsBalanceDue,
   type NewEarningsBalanceAccount,
-} from '../resources/jobs/earnings-balance.ts';
+} from '../domain/earnings-balance.ts';
+import { InputError } from '../errors/input-error.ts';
 import { type MergedJob, type MergedPerson, RosterMerge, type RowOutcome } from './roster-merge.ts';
 import type { RosterRow } from './roster-row.ts';
 import {

@@ -3,7 +3,7 @@
  * Holidays follow the Federal Reserve's rule: one on a Sunday is observed the Monday after, one on a Saturday is
  * not observed at all (the Friday before stays a business day), unlike the federal-employee rule.
  */
-import { addDays, weekdayOf } from '../earnings/calendar.ts';
+import { addDays, weekdayOf } from '../domain/calendar.ts';
 
 const SUNDAY = 0;
 const MONDAY = 1;

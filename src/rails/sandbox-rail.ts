@@ -2,7 +2,7 @@
  * A payment rail that moves no money: it settles on a realistic schedule and fails on a few magic amounts, so
  * partners can exercise every transfer state in the sandbox.
  */
-import { localDateOf, startOfLocalDay } from '../earnings/calendar.ts';
+import { localDateOf, startOfLocalDay } from '../domain/calendar.ts';
 import { nextBusinessDay } from './business-days.ts';
 import type { PaymentRail, RailInstruction, RailOutcome, RailSubmission } from './payment-rail.ts';
 

@@ -1,15 +1,15 @@
-import { addDays, localDateOf, startOfLocalDay, weekdaysBetween } from '../earnings/calendar.ts';
-import type { EarningsInput } from '../earnings/earnings-recorder.ts';
-import type { MoneyCore } from '../earnings/money-core.ts';
+import { addDays, localDateOf, startOfLocalDay, weekdaysBetween } from '../domain/calendar.ts';
+import type { TransferRequest } from '../money/advances/advance-service.ts';
+import type { EarningsInput } from '../money/earnings/earnings-recorder.ts';
 import {
   type PayCalendar,
   type PayPeriod,
   payPeriodContaining,
   previousPayPeriod,
-} from '../earnings/pay-periods.ts';
-import { runPayroll } from '../earnings/payroll.ts';
-import { settleDue } from '../earnings/settlement.ts';
-import type { TransferRequest } from '../resources/transfers/service.ts';
+} from '../money/earnings/pay-periods.ts';
+import type { MoneyCore } from '../money/money-core.ts';
+import { runPayroll } from '../money/payroll.ts';
+import { settleDue } from '../money/settlement.ts';
 
 /** A demo worker as the history needs it: who, which job and accounts, and what a day of work pays. */
 export interface DemoWorker {

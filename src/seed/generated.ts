@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { localDateOf, weekdaysBetween } from '../earnings/calendar.ts';
-import { type PayCalendar, payPeriodContaining, previousPayPeriod } from '../earnings/pay-periods.ts';
+import { localDateOf, weekdaysBetween } from '../domain/calendar.ts';
+import { type PayCalendar, payPeriodContaining, previousPayPeriod } from '../money/earnings/pay-periods.ts';
 
 export const GENERATED_PEOPLE_MAX = 1_000_000;
 const CHUNK_PEOPLE = 5_000;

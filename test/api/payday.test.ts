@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { runPayroll } from '../../src/earnings/payroll.ts';
-import { settleDue } from '../../src/earnings/settlement.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { runPayroll } from '../../src/money/payroll.ts';
+import { settleDue } from '../../src/money/settlement.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createOrganization, createWorker, restClient, workerToken } from '../helpers/factories.ts';

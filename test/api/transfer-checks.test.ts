@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { settleDue } from '../../src/earnings/settlement.ts';
+import { settleDue } from '../../src/money/settlement.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { createWorker, restClient, workerToken } from '../helpers/factories.ts';
 import {

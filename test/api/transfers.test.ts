@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { settleDue } from '../../src/earnings/settlement.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { settleDue } from '../../src/money/settlement.ts';
 import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
 import { linkedClientToken, restClient } from '../helpers/factories.ts';
 import {

@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/db/database.ts';
-import { createMoneyCore } from '../../src/earnings/money-core.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
+import { createMoneyCore } from '../../src/money/money-core.ts';
 import { cliDatabaseEnv, ewa, ewaAt, inDatabase } from '../helpers/cli.ts';
 
 interface Worker {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { AppError } from '../../src/errors/app-error.ts';
+import { IdempotencyKeys, type KeyedWork, type StoredResponse } from '../../src/idempotency/idempotency.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
-import { IdempotencyKeys, type KeyedWork, type StoredResponse } from '../../src/platform/idempotency.ts';
-import { answeredBy, type TransferRequest } from '../../src/resources/transfers/service.ts';
+import { answeredBy, type TransferRequest } from '../../src/money/advances/advance-service.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { availableMinor, createPaidWorkers, type PaidWorker } from '../helpers/money.ts';
 

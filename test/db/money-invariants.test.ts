@@ -20,13 +20,17 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.ts';
-import { addDays, localDateOf } from '../../src/earnings/calendar.ts';
-import type { EarningsInput, EarningsOutcome } from '../../src/earnings/earnings-recorder.ts';
-import { createMoneyCore, type MoneyCore } from '../../src/earnings/money-core.ts';
-import { type PayCalendar, type PayFrequency, payPeriodContaining } from '../../src/earnings/pay-periods.ts';
-import { runPayroll } from '../../src/earnings/payroll.ts';
-import { settleDue } from '../../src/earnings/settlement.ts';
+import { addDays, localDateOf } from '../../src/domain/calendar.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import type { EarningsInput, EarningsOutcome } from '../../src/money/earnings/earnings-recorder.ts';
+import {
+  type PayCalendar,
+  type PayFrequency,
+  payPeriodContaining,
+} from '../../src/money/earnings/pay-periods.ts';
+import { createMoneyCore, type MoneyCore } from '../../src/money/money-core.ts';
+import { runPayroll } from '../../src/money/payroll.ts';
+import { settleDue } from '../../src/money/settlement.ts';
 import { SANDBOX_FAILURE_AMOUNTS } from '../../src/rails/sandbox-rail.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { refreshAccessibleEarnings } from '../../src/earnings/accessible-refresh.ts';
-import { accrueSalaries } from '../../src/earnings/salary-accrual.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { refreshAccessibleEarnings } from '../../src/money/earnings/accessible-refresh.ts';
+import { accrueSalaries } from '../../src/money/earnings/salary-accrual.ts';
 import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';
 import { recordShift } from '../helpers/money.ts';

@@ -1,4 +1,4 @@
-import type { EarningsInput } from '../../src/earnings/earnings-recorder.ts';
+import type { EarningsInput } from '../../src/money/earnings/earnings-recorder.ts';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import type { TestApp } from './build-test-app.ts';
 import { createOrganization, createWorker, restClient, type Worker, workerToken } from './factories.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { settleDue } from '../../src/earnings/settlement.ts';
+import { TransferService } from '../../src/money/advances/advance-service.ts';
+import { settleDue } from '../../src/money/settlement.ts';
 import { createSandboxRail } from '../../src/rails/sandbox-rail.ts';
-import { TransferService } from '../../src/resources/transfers/service.ts';
 import { type EwaProcess, spawnEwa } from './ew-processes.ts';
 import type { MoneyWorld } from './money-world.ts';
 

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addDays, localDateOf, startOfLocalDay, weekdayOf } from '../../src/earnings/calendar.ts';
-import { type PayCalendar, payPeriodContaining, previousPayPeriod } from '../../src/earnings/pay-periods.ts';
+import { addDays, localDateOf, startOfLocalDay, weekdayOf } from '../../src/domain/calendar.ts';
+import {
+  type PayCalendar,
+  payPeriodContaining,
+  previousPayPeriod,
+} from '../../src/money/earnings/pay-periods.ts';
 
 const biweekly: PayCalendar = {
   frequency: 'BIWEEKLY',

@@ -2,6 +2,12 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
+import {
+  ACCOUNT_SUBTYPES,
+  ACCOUNT_TYPES,
+  TRANSFER_SCHEDULES,
+  VERIFICATION_STATUSES,
+} from '../../domain/account-values.ts';
 import { type FilterSpec, isUuid } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
@@ -15,12 +21,6 @@ import {
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import type { CardTokenKeys } from '../../tokenization/card-token.ts';
-import {
-  ACCOUNT_SUBTYPES,
-  ACCOUNT_TYPES,
-  TRANSFER_SCHEDULES,
-  VERIFICATION_STATUSES,
-} from './account-values.ts';
 import { accountResource } from './serialize.ts';
 import { AccountService, type AccountView, accountNotFound } from './service.ts';
 import { ACCOUNT_FILTER_FIELDS } from './store.ts';

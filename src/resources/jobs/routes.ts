@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
+import { ACTIVATION_STATUSES, DIRECT_DEPOSIT_STATUSES, WAGE_FREQUENCIES } from '../../domain/job-values.ts';
 import { type FilterSpec, isUuid } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
@@ -14,7 +15,6 @@ import {
   UuidString,
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
-import { ACTIVATION_STATUSES, DIRECT_DEPOSIT_STATUSES, WAGE_FREQUENCIES } from './job-values.ts';
 import { jobResource } from './serialize.ts';
 import { changeJob, jobNotFound, readJob } from './service.ts';
 import { findVisibleJobs, JOB_FILTER_FIELDS } from './store.ts';

@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.ts';
 import { withTransaction } from '../../db/transaction.ts';
+import { isUsState } from '../../domain/us-states.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import { findVisiblePerson, type PersonRow, updatePersonStateOfResidence } from './store.ts';
-import { isUsState } from './us-states.ts';
 
 export function personNotFound(id: string): AppError {
   return new AppError('RECORD_NOT_FOUND', { detail: `No person ${id} is visible to this token.` });

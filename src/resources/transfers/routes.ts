@@ -2,14 +2,20 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors/app-error.ts';
-import { type FilterSpec, isUuid } from '../../platform/filters.ts';
 import {
   IdempotencyKeys,
   type IdempotencyOptions,
   requestFingerprint,
   routeTarget,
   type StoredResponse,
-} from '../../platform/idempotency.ts';
+} from '../../idempotency/idempotency.ts';
+import {
+  answeredBy,
+  type TransferService,
+  type TransferView,
+  transferNotFound,
+} from '../../money/advances/advance-service.ts';
+import { type FilterSpec, isUuid } from '../../platform/filters.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import { JSON_API_MEDIA } from '../../platform/media-types.ts';
@@ -24,7 +30,6 @@ import {
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { includedFundingSources, transferResource } from './serialize.ts';
-import { answeredBy, type TransferService, type TransferView, transferNotFound } from './service.ts';
 import type { FundingSourceRow } from './store.ts';
 import { TRANSFER_FILTER_FIELDS } from './store.ts';
 

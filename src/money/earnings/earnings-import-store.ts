@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../db/database.ts';
 
 /** A job as an earnings import needs it: whether it may be paid, and how. */
 export interface ImportJob {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { addDays, localDateOf, weekdaysBetween } from './calendar.ts';
+import type { Db } from '../../db/database.ts';
+import { addDays, localDateOf, weekdaysBetween } from '../../domain/calendar.ts';
 import type { EarningsInput, EarningsRecorder } from './earnings-recorder.ts';
 import { loadJobTerms, payCalendarOf } from './job-terms.ts';
 import { payPeriodContaining, previousPayPeriod } from './pay-periods.ts';

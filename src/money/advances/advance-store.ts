@@ -1,15 +1,15 @@
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { JOB_TERMS_COLUMNS, type JobTerms, type JobTermsRow, toJobTerms } from '../../earnings/job-terms.ts';
+import type { ReadGuard } from '../../idempotency/idempotency.ts';
 import { type Movement, movementWrites } from '../../ledger/posting.ts';
-import type { ReadGuard } from '../../platform/idempotency.ts';
 import type {
   FundablePaycheck,
   FundingSourceRow,
   PersonAccountRow,
   PersonStanding,
   TransferRow,
-} from './store.ts';
+} from '../../resources/transfers/store.ts';
+import { JOB_TERMS_COLUMNS, type JobTerms, type JobTermsRow, toJobTerms } from '../earnings/job-terms.ts';
 
 /**
  * The SQL of advances, as statements for two batches (db/statement-batch.ts), so that advances cost two round trips:

@@ -5,13 +5,22 @@ import { GENERIC_PLANS } from '../../db/prepared-pool.ts';
 import type { DB } from '../../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
 import { withTransaction } from '../../db/transaction.ts';
-import { type JobTerms, loadJobTerms } from '../../earnings/job-terms.ts';
 import { AppError } from '../../errors/app-error.ts';
+import type { KeyedWork, StoredResponse, WorkKind } from '../../idempotency/idempotency.ts';
 import type { SystemLedger } from '../../ledger/ledger-accounts.ts';
 import { isUuid } from '../../platform/filters.ts';
-import type { KeyedWork, StoredResponse, WorkKind } from '../../platform/idempotency.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { PaymentRail } from '../../rails/payment-rail.ts';
+import {
+  type FundingSourceRow,
+  findFundingSources,
+  findTransferOfPerson,
+  findTransfersOfPerson,
+  type PersonAccountRow,
+  type PersonStanding,
+  type TransferRow,
+} from '../../resources/transfers/store.ts';
+import { type JobTerms, loadJobTerms } from '../earnings/job-terms.ts';
 import { feeFor, fundFifo, type Schedule } from './advance-rules.ts';
 import {
   type AdvanceContext,
@@ -27,15 +36,6 @@ import {
   readMoneyState,
   writeAdvancesStatement,
 } from './advance-store.ts';
-import {
-  type FundingSourceRow,
-  findFundingSources,
-  findTransferOfPerson,
-  findTransfersOfPerson,
-  type PersonAccountRow,
-  type PersonStanding,
-  type TransferRow,
-} from './store.ts';
 
 export interface TransferRequest {
   /** The client's id for the transfer, when it sends one. */

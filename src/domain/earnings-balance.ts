@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Tx } from '../../db/transaction.ts';
+import type { Tx } from '../db/transaction.ts';
 
 export const EARNINGS_BALANCE_NAME = 'Earnings balance';
 

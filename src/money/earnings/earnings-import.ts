@@ -1,10 +1,10 @@
-import type { Db } from '../db/database.ts';
-import { InputError } from '../errors/input-error.ts';
-import { currencyFractionDigits } from '../operator/decimal-amount.ts';
-import { insertDefaultPolicy } from '../operator/organization-store.ts';
-import { findOrganization } from '../operator/organizations.ts';
-import { type CsvRecord, readCsvRecords } from '../operator/roster-reader.ts';
-import { localDateOf } from './calendar.ts';
+import type { Db } from '../../db/database.ts';
+import { localDateOf } from '../../domain/calendar.ts';
+import { InputError } from '../../errors/input-error.ts';
+import { currencyFractionDigits } from '../../operator/decimal-amount.ts';
+import { insertDefaultPolicy } from '../../operator/organization-store.ts';
+import { findOrganization } from '../../operator/organizations.ts';
+import { type CsvRecord, readCsvRecords } from '../../operator/roster-reader.ts';
 import { findJobsByIdentifier, type ImportJob } from './earnings-import-store.ts';
 import type { EarningsInput, EarningsRecorder } from './earnings-recorder.ts';
 import {

@@ -3,8 +3,8 @@ import type { Db } from '../db/database.ts';
 import { SystemLedger } from '../ledger/ledger-accounts.ts';
 import type { PaymentRail } from '../rails/payment-rail.ts';
 import { createSandboxRail } from '../rails/sandbox-rail.ts';
-import { TransferService } from '../resources/transfers/service.ts';
-import { EarningsRecorder } from './earnings-recorder.ts';
+import { TransferService } from './advances/advance-service.ts';
+import { EarningsRecorder } from './earnings/earnings-recorder.ts';
 
 /** The money services of one process, sharing one system ledger cache and one rail. */
 export interface MoneyCore {

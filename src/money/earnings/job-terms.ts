@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import type { Tx } from '../db/transaction.ts';
-import type { OrganizationPolicy } from '../operator/organization-policy.ts';
-import { POLICY_COLUMNS, toPolicy } from '../operator/organization-store.ts';
+import type { Db } from '../../db/database.ts';
+import type { Tx } from '../../db/transaction.ts';
+import type { OrganizationPolicy } from '../../operator/organization-policy.ts';
+import { POLICY_COLUMNS, toPolicy } from '../../operator/organization-store.ts';
 import type { PayCalendar } from './pay-periods.ts';
 
 /** What the money rules need to know about a job: its person, wage, accounts and its employer's policy. */

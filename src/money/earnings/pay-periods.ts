@@ -1,4 +1,4 @@
-import { addDays, daysBetween, startOfLocalDay } from './calendar.ts';
+import { addDays, daysBetween, startOfLocalDay } from '../../domain/calendar.ts';
 
 export type PayFrequency = 'WEEKLY' | 'BIWEEKLY' | 'TWICE_MONTHLY' | 'MONTHLY';
 

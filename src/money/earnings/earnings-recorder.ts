@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { lockPeople } from '../db/lock-order.ts';
-import { type Tx, withTransaction } from '../db/transaction.ts';
-import { ensureOwnedLedgerAccounts, type SystemLedger } from '../ledger/ledger-accounts.ts';
-import { type Movement, postMovements } from '../ledger/posting.ts';
+import type { Db } from '../../db/database.ts';
+import { lockPeople } from '../../db/lock-order.ts';
+import { type Tx, withTransaction } from '../../db/transaction.ts';
+import { localDateOf } from '../../domain/calendar.ts';
+import { ensureOwnedLedgerAccounts, type SystemLedger } from '../../ledger/ledger-accounts.ts';
+import { type Movement, postMovements } from '../../ledger/posting.ts';
 import { creditAccessibleEarnings } from './accessible-earnings.ts';
-import { localDateOf } from './calendar.ts';
 import { type JobTerms, loadJobTerms, payCalendarOf } from './job-terms.ts';
 import { payPeriodContaining } from './pay-periods.ts';
 import { paycheckFigures } from './paycheck-math.ts';

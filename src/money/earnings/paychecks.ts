@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Tx } from '../db/transaction.ts';
-import { ensureOwnedLedgerAccounts } from '../ledger/ledger-accounts.ts';
-import type { PaycheckRow as PaycheckResourceRow } from '../resources/paychecks/store.ts';
+import type { Tx } from '../../db/transaction.ts';
+import { ensureOwnedLedgerAccounts } from '../../ledger/ledger-accounts.ts';
+import type { PaycheckRow as PaycheckResourceRow } from '../../resources/paychecks/store.ts';
 import type { PayPeriod } from './pay-periods.ts';
 
 /** A paycheck as the money rules read it: the wire's columns, and what it has made accessible so far. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Tx } from '../db/transaction.ts';
-import { ensureOwnedLedgerAccounts } from '../ledger/ledger-accounts.ts';
-import { type Movement, postMovements } from '../ledger/posting.ts';
+import type { Tx } from '../../db/transaction.ts';
+import { ensureOwnedLedgerAccounts } from '../../ledger/ledger-accounts.ts';
+import { type Movement, postMovements } from '../../ledger/posting.ts';
 import type { JobTerms } from './job-terms.ts';
 import { accessibleShareMinor } from './paycheck-math.ts';
 import type { PaycheckRow } from './paychecks.ts';

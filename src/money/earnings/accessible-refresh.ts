@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { lockPeople } from '../db/lock-order.ts';
-import { withTransaction } from '../db/transaction.ts';
+import type { Db } from '../../db/database.ts';
+import { lockPeople } from '../../db/lock-order.ts';
+import { withTransaction } from '../../db/transaction.ts';
 import { creditAccessibleEarnings } from './accessible-earnings.ts';
 import { loadJobTerms } from './job-terms.ts';
 import { normalize, type PaycheckRow } from './paychecks.ts';
