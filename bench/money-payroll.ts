@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
 import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
 import { createMoneyCore } from '../src/money/money-core.ts';
-import { BATCHES_AT_ONCE, runPayroll } from '../src/money/payroll.ts';
-import { settleDue } from '../src/money/settlement.ts';
+import { BATCHES_AT_ONCE } from '../src/money/payroll.ts';
 import { type CpuShare, startCpuShare } from './cpu-share.ts';
 import {
   type BenchWorker,
@@ -119,14 +118,12 @@ export async function payrollScenario(options: { workers: number; advances: numb
       `| seed: advances of ${ADVANCE_MINOR / 100} USD, \`TransferService.create\`, ${ADVANCES_IN_FLIGHT} at a time | ${format(advanced.length)} advances | ${advanceSeconds.toFixed(1)} s | ${format(Math.round(advanced.length / advanceSeconds))} advances/s |`,
     );
     started = performance.now();
-    const settledAdvances = await settleDue(bench.database.db, money.ledger, money.rail, NEXT_DAY);
+    const settledAdvances = await money.settle(NEXT_DAY);
     rows.push(
       `| seed: \`settleDue\` of those advances (next business day) | ${format(settledAdvances.settled)} settled | ${seconds(started).toFixed(1)} s | |`,
     );
     const session = sessionNameOf(bench.schema);
-    const payroll = await profiled(session, () =>
-      runPayroll(bench.database.db, money.ledger, money.rail, AFTER_PERIOD, { batchSize: 1000 }),
-    );
+    const payroll = await profiled(session, () => money.payroll(AFTER_PERIOD, { batchSize: 1000 }));
     const first = payroll.result;
     const payrollSeconds = payroll.seconds;
     profiles.push({ title: '`runPayroll`', run: payroll, inFlight: BATCHES_AT_ONCE });
@@ -134,7 +131,7 @@ export async function payrollScenario(options: { workers: number; advances: numb
       `| **\`runPayroll\`** (closes the period and pays; batches of 1,000) | ${format(first.closed)} closed, ${format(first.paid)} paid, ${format(first.held)} held | **${payrollSeconds.toFixed(1)} s** | ${format(Math.round(first.paid / payrollSeconds))} paychecks/s |`,
     );
     started = performance.now();
-    const second = await runPayroll(bench.database.db, money.ledger, money.rail, AFTER_PERIOD, {
+    const second = await money.payroll(AFTER_PERIOD, {
       batchSize: 1000,
     });
     rows.push(
@@ -143,9 +140,7 @@ export async function payrollScenario(options: { workers: number; advances: numb
     const { rows: due } = await sql<{ at: Date | null; n: number }>`select max(payout_settle_after) as at,
         count(*)::integer as n from paychecks where status = 'IN_TRANSIT'`.execute(bench.database.db);
     const settleAt = due[0]?.at ?? AFTER_PERIOD;
-    const settlement = await profiled(session, () =>
-      settleDue(bench.database.db, money.ledger, money.rail, settleAt),
-    );
+    const settlement = await profiled(session, () => money.settle(settleAt));
     const deposited = settlement.result;
     const settleSeconds = settlement.seconds;
     profiles.push({ title: '`settleDue`', run: settlement, inFlight: 1 });

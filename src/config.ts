@@ -2,6 +2,7 @@ import { Buffer } from 'node:buffer';
 import { hkdfSync } from 'node:crypto';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { hasValidCheckDigit } from './rails/ach/nacha-file.ts';
 
 /** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
 export type DatabaseConfig =
@@ -106,6 +107,35 @@ export interface MoneyConfig {
   /** Run scheduled work (daily accrual, settlement, payday) in this process. */
   readonly schedulerEnabled: boolean;
   readonly schedulerTickMs: number;
+  /** Which rail pays bank accounts: the sandbox simulator, or ACH through Nacha files (cards stay on the sandbox). */
+  readonly rail: 'sandbox' | 'ach';
+  readonly outbox: OutboxConfig;
+  readonly ach: AchConfig;
+}
+
+/** ACH through Nacha files: who we are in the files, and the folders the bank's file transfer reads and fills. */
+export interface AchConfig {
+  readonly outboundDir: string;
+  readonly inboundDir: string;
+  readonly immediateDestination: string;
+  readonly immediateDestinationName: string;
+  readonly immediateOrigin: string;
+  readonly immediateOriginName: string;
+  readonly companyName: string;
+  readonly companyIdentification: string;
+  readonly originatingDfi: string;
+}
+
+/** The transactional outbox and its dispatcher (src/outbox/). */
+export interface OutboxConfig {
+  /** How often each process looks for messages due (a commit that writes one also wakes it). */
+  readonly pollMs: number;
+  /** A claimed message is its process's to send for this long; a process that dies lets it go then. */
+  readonly leaseSeconds: number;
+  /** A rail call that takes longer is given up and retried (shorter than the lease). */
+  readonly sendTimeoutSeconds: number;
+  /** Retries wait 1 s, 2 s, 4 s … (with jitter) up to this. */
+  readonly retryMaxSeconds: number;
 }
 
 /** A key with its id, so that keys can rotate: the first of a list is used for new data, all of them to read. */
@@ -294,10 +324,63 @@ export function loadConfig(env: Env = process.env): Config {
       sandboxInstantSettleSeconds: read.integer('EWA_SANDBOX_INSTANT_SETTLE_SECONDS', 120, 0, 1800),
       schedulerEnabled: read.boolean('EWA_SCHEDULER', true),
       schedulerTickMs: read.integer('EWA_SCHEDULER_TICK_MS', 30_000, 100, 3_600_000),
+      rail: read.oneOf('EWA_RAIL', ['sandbox', 'ach'] as const, 'sandbox'),
+      outbox: {
+        pollMs: read.integer('EWA_OUTBOX_POLL_MS', 1000, 10, 60_000),
+        leaseSeconds: read.integer('EWA_OUTBOX_LEASE_SECONDS', 60, 5, 3600),
+        sendTimeoutSeconds: read.integer('EWA_RAIL_TIMEOUT_SECONDS', 20, 1, 600),
+        retryMaxSeconds: read.integer('EWA_OUTBOX_RETRY_MAX_SECONDS', 3600, 1, 86_400),
+      },
+      // The sandbox's defaults name the test routing number; production must name its bank (checkProduction).
+      ach: {
+        outboundDir: read.string('EWA_ACH_OUTBOUND_DIR', './data/ach/outbound'),
+        inboundDir: read.string('EWA_ACH_INBOUND_DIR', './data/ach/inbound'),
+        immediateDestination: read.string('EWA_ACH_IMMEDIATE_DESTINATION', '110000000'),
+        immediateDestinationName: read.string('EWA_ACH_IMMEDIATE_DESTINATION_NAME', 'SANDBOX BANK'),
+        immediateOrigin: read.string('EWA_ACH_IMMEDIATE_ORIGIN', '1000000000'),
+        immediateOriginName: read.string('EWA_ACH_IMMEDIATE_ORIGIN_NAME', 'EWA SERVER'),
+        companyName: read.string('EWA_ACH_COMPANY_NAME', 'EWA SERVER'),
+        companyIdentification: read.string('EWA_ACH_COMPANY_ID', '1000000000'),
+        originatingDfi: read.string('EWA_ACH_ODFI', '11000000'),
+      },
     },
   };
+  if (config.money.rail === 'ach') checkAchIdentity(config.money.ach);
+  if (config.money.outbox.sendTimeoutSeconds >= config.money.outbox.leaseSeconds)
+    throw new ConfigError(
+      `EWA_RAIL_TIMEOUT_SECONDS (${config.money.outbox.sendTimeoutSeconds}) must be shorter than EWA_OUTBOX_LEASE_SECONDS (${config.money.outbox.leaseSeconds}), or two processes could send one payment at once.`,
+    );
   checkProduction(config);
   return deepFreeze(config);
+}
+
+/** The ACH identity must fit the file's fields, so that a bad setting stops the start, not the first file. */
+function checkAchIdentity(ach: AchConfig): void {
+  const rules: [string, string, RegExp, string][] = [
+    ['EWA_ACH_IMMEDIATE_DESTINATION', ach.immediateDestination, /^\d{9}$/, 'a 9-digit routing number'],
+    ['EWA_ACH_IMMEDIATE_ORIGIN', ach.immediateOrigin, /^[0-9A-Z ]{10}$/, '10 digits or capitals'],
+    ['EWA_ACH_COMPANY_ID', ach.companyIdentification, /^[0-9A-Z ]{10}$/, '10 digits or capitals'],
+    ['EWA_ACH_ODFI', ach.originatingDfi, /^\d{8}$/, "the originating bank's 8-digit id"],
+    [
+      'EWA_ACH_IMMEDIATE_DESTINATION_NAME',
+      ach.immediateDestinationName,
+      /^[\x20-\x7e]{1,23}$/,
+      'up to 23 printable ASCII characters',
+    ],
+    [
+      'EWA_ACH_IMMEDIATE_ORIGIN_NAME',
+      ach.immediateOriginName,
+      /^[\x20-\x7e]{1,23}$/,
+      'up to 23 printable ASCII characters',
+    ],
+    ['EWA_ACH_COMPANY_NAME', ach.companyName, /^[\x20-\x7e]{1,16}$/, 'up to 16 printable ASCII characters'],
+  ];
+  for (const [name, value, pattern, what] of rules)
+    if (!pattern.test(value)) throw new ConfigError(`${name} must be ${what} (got "${value}").`);
+  if (!hasValidCheckDigit(ach.immediateDestination))
+    throw new ConfigError(
+      `EWA_ACH_IMMEDIATE_DESTINATION ${ach.immediateDestination} fails the routing-number checksum.`,
+    );
 }
 
 function checkProduction(config: Config): void {

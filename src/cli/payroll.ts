@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { createMoneyCore } from '../money/money-core.ts';
-import { type PayrollReport, runPayroll } from '../money/payroll.ts';
-import { type SettlementReport, settleDue } from '../money/settlement.ts';
+import type { PayrollReport } from '../money/payroll.ts';
+import type { SettlementReport } from '../money/settlement.ts';
 import {
   type AsOf,
   endOfDay,
@@ -91,12 +91,12 @@ const payrollRunCommand: Command = {
         );
       const now = asOf.instant;
       const core = createMoneyCore(database.db, config);
-      const before = await settleDue(core.db, core.ledger, core.rail, now);
+      const before = settlementOf(await core.settle(now));
       let progress: ReturnType<typeof startProgress> | undefined;
       let payroll: PayrollReport;
       try {
-        payroll = await runPayroll(core.db, core.ledger, core.rail, now, {
-          onProgress(done, total) {
+        payroll = await core.payroll(now, {
+          onProgress(done: number, total: number) {
             progress ??= startProgress(context, 'Paying paychecks', total);
             progress.update(done);
           },
@@ -105,7 +105,7 @@ const payrollRunCommand: Command = {
         progress?.stop();
       }
       const held = await heldReasons(core.db);
-      const settlement = add(before, await settleDue(core.db, core.ledger, core.rail, now));
+      const settlement = add(before, settlementOf(await core.settle(now)));
       if (flags.json) {
         writeLine(
           context.stdout,
@@ -166,7 +166,7 @@ const settleCommand: Command = {
     const now = asOf.instant;
     return withMigratedDatabase(context, async ({ config, database }) => {
       const core = createMoneyCore(database.db, config);
-      const report = await settleDue(core.db, core.ledger, core.rail, now);
+      const report = settlementOf(await core.settle(now));
       writeLine(
         context.stdout,
         flags.json
@@ -189,3 +189,8 @@ function asOfNote(asOf: AsOf, day: unknown): string {
 }
 
 export const payrollCommands: Command[] = [payrollRunCommand, settleCommand];
+
+/** The settlement figures of a settle: what the rail resolved (the instructions sent before it are not counted). */
+function settlementOf(report: SettlementReport): SettlementReport {
+  return { settled: report.settled, failed: report.failed, deposited: report.deposited };
+}

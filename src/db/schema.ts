@@ -116,6 +116,8 @@ export interface PaychecksTable {
   payout_rail_reference: string | null;
   payout_settle_after: Date | null;
   payout_held_reason: string | null;
+  payout_returned_at: Date | null;
+  payout_return_reason: string | null;
   deposited_at: Date | null;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -150,6 +152,8 @@ export interface TransfersTable {
   settle_after: Date | null;
   submitted_at: RequiredTimestamp;
   resolved_at: Date | null;
+  returned_at: Date | null;
+  returned_to: 'EARNINGS_BALANCE' | 'RETURNS_PAYABLE' | null;
   created_at: Timestamp;
 }
 
@@ -284,6 +288,66 @@ export interface LoginThrottleTable {
   updated_at: Timestamp;
 }
 
+export interface OutboxTable {
+  id: string;
+  topic: string;
+  subject_id: string;
+  payload: Json<Record<string, unknown>>;
+  created_at: RequiredTimestamp;
+  due_at: RequiredTimestamp;
+  attempts: Generated<number>;
+  leased_until: Date | null;
+  last_error: string | null;
+  sent_at: Date | null;
+  result: Json<Record<string, unknown>> | null;
+}
+
+export interface AchWindowsTable {
+  id: string;
+  cutoff_at: RequiredTimestamp;
+  cut_at: Date | null;
+}
+
+export interface AchEntriesTable {
+  instruction_id: string;
+  reference: string;
+  purpose: 'ADVANCE' | 'PAYCHECK';
+  window_id: string;
+  trace_number: string;
+  effective_date: DateOnly;
+  settles_at: RequiredTimestamp;
+  destination_account_id: string;
+  amount_minor: number;
+  created_at: RequiredTimestamp;
+}
+
+export interface AchFilesTable {
+  window_id: string;
+  file_name: string;
+  content: string;
+  entry_count: number;
+  total_credit_minor: number;
+  entry_hash: string;
+  created_at: RequiredTimestamp;
+  written_at: Date | null;
+}
+
+export interface AchReturnFilesTable {
+  sha256: string;
+  file_name: string;
+  read_at: RequiredTimestamp;
+  returns: number;
+  unmatched: number;
+  error: string | null;
+}
+
+export interface AchReturnsTable {
+  trace_number: string;
+  return_code: string;
+  file_sha256: string;
+  received_at: RequiredTimestamp;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   checksum: string;
@@ -315,4 +379,10 @@ export interface DB {
   schema_migrations: SchemaMigrationsTable;
   oauth_revocations: OauthRevocationsTable;
   login_throttle: LoginThrottleTable;
+  outbox: OutboxTable;
+  ach_windows: AchWindowsTable;
+  ach_entries: AchEntriesTable;
+  ach_files: AchFilesTable;
+  ach_return_files: AchReturnFilesTable;
+  ach_returns: AchReturnsTable;
 }

@@ -1,7 +1,7 @@
 import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import { PLANNED_EACH_CALL } from '../db/prepared-pool.ts';
 import type { DB } from '../db/schema.ts';
-import type { KeyedRequest, StoredResponse } from './idempotency.ts';
+import { type KeyedRequest, keyReused, type StoredResponse } from './keyed-work.ts';
 
 /** The SQL of idempotency keys (table idempotency_keys), for one request or a batch of them. */
 
@@ -97,4 +97,17 @@ export async function readAnswer(runner: Kysely<DB>, request: KeyedRequest): Pro
 export function isKeyAnswered(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
   return code === '23505' && constraint === 'idempotency_keys_pkey';
+}
+
+/** The stored answer for this request; INVALID_IDEMPOTENCY_KEY when it answered another body. */
+export function answerOf(row: KeyRow, request: KeyedRequest): StoredResponse {
+  if (row.request_hash !== request.fingerprint) throw keyReused();
+  return { status: row.response_status, body: row.response_body };
+}
+
+/** The live answer a held key already has, if any (replayed, or INVALID_IDEMPOTENCY_KEY). */
+export function liveAnswer(hold: HoldRow, request: KeyedRequest): StoredResponse | undefined {
+  if (hold.request_hash === null || hold.expires_at === null || new Date(hold.expires_at) <= request.now)
+    return undefined;
+  return answerOf(hold as KeyRow, request);
 }

@@ -1,38 +1,30 @@
 import { createHash } from 'node:crypto';
-import type { CompiledQuery, Kysely, RawBuilder } from 'kysely';
+import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import { expiresAt, type HoldRow, isKeyAnswered, type KeyRow, readAnswer } from './idempotency-store.ts';
+import { answerOf, expiresAt, isKeyAnswered, liveAnswer, readAnswer } from './idempotency-store.ts';
+import {
+  type IdempotencyOptions,
+  type KeyedRequest,
+  type KeyedWork,
+  keyLocked,
+  type StoredResponse,
+} from './keyed-work.ts';
+
+export type {
+  IdempotencyOptions,
+  KeyedRequest,
+  KeyedWork,
+  ReadGuard,
+  StoredResponse,
+  WorkKind,
+} from './keyed-work.ts';
+export { answerOf, liveAnswer };
+
 import { KeyedBatcher, type KeyedItem } from './keyed-batch.ts';
 import { holdAndRead, rollback, writeAndCommit } from './keyed-transaction.ts';
-
-/** An answer kept under an idempotency key: replayed byte for byte. */
-export interface StoredResponse {
-  status: number;
-  body: string;
-}
-
-/** One request under its key: who sent it (the scope), the key, and what it asked (the fingerprint). */
-export interface KeyedRequest {
-  scope: string;
-  key: string;
-  fingerprint: string;
-  now: Date;
-}
-
-export interface IdempotencyOptions {
-  ttlMs: number;
-  /** The holding transaction is ended by PostgreSQL once it has sat idle this long (its process stopped answering). */
-  lockMs: number;
-  /** Keyed requests that arrive together share one transaction, this many at most (keyed-batch.ts); 1 turns it off. */
-  batchSizeMax: number;
-  /** Transactions of keyed requests (alone or batched) in flight at once in this process. */
-  inFlightMax: number;
-  /** Told of each batch of two or more requests: how many, how long, and whether it committed. */
-  onBatch?: (batch: { requests: number; ms: number; outcome: 'committed' | 'ran-alone' }) => void;
-}
 
 /** The same request is the same JSON whatever its key order or spacing. */
 /**
@@ -61,48 +53,6 @@ function canonicalJson(value: unknown): string {
       .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
       .join(',')}}`;
   return JSON.stringify(value) ?? 'null';
-}
-
-export const keyLocked = () =>
-  new AppError('IDEMPOTENCY_KEY_LOCKED', { source: { header: 'Idempotency-Key' } });
-export const keyReused = () =>
-  new AppError('INVALID_IDEMPOTENCY_KEY', {
-    detail: 'This Idempotency-Key was used for a different request; send a new key for a new request.',
-    source: { header: 'Idempotency-Key' },
-  });
-
-/** A condition in SQL on a request's position `n` (1-based) among the requests read together. */
-export type ReadGuard = (n: RawBuilder<unknown>) => RawBuilder<unknown>;
-
-/**
- * Requests of one kind, read and written together: each statement serves every request it is given, one alone or a
- * batch (keyed-batch.ts), with the same text, so that it is prepared once.
- */
-export interface WorkKind<Plan, Write> {
-  /**
-   * Statements, sent in the round trip that holds the keys, that read for every plan; each row they return names
-   * its request by a column `n`, the plan's 1-based position. Request n reads and locks nothing unless `fresh(n)`.
-   */
-  reads(plans: readonly Plan[], fresh: ReadGuard): CompiledQuery[];
-  /** Statements that write every request's effects, sent with the answers and COMMIT. */
-  writes(writes: readonly Write[]): CompiledQuery[];
-}
-
-/** One request's work: its kind, what it asks of the reads, and how it decides from what they found. */
-export interface KeyedWork<Plan = unknown, Write = unknown> {
-  kind: WorkKind<Plan, Write>;
-  plan: Plan;
-  /**
-   * From this request's rows of each read statement, its answer and what it writes (nothing for a preview).
-   * `runner` is the request's transaction, for what a rare path must read on its own. Throws an AppError below 500
-   * to refuse.
-   */
-  decide(
-    reads: readonly Record<string, unknown>[][],
-    runner: Kysely<DB>,
-  ): Promise<{ answer: StoredResponse; write: Write | undefined }>;
-  /** The refusal that a failure of the writes stands for (a conflict the reads could not see), if it is one. */
-  refusalOf(error: unknown): AppError | undefined;
 }
 
 /**
@@ -247,19 +197,6 @@ export class IdempotencyKeys {
     if (!stored) throw keyLocked();
     return answerOf(stored, request);
   }
-}
-
-/** The stored answer for this request; INVALID_IDEMPOTENCY_KEY when it answered another body. */
-export function answerOf(row: KeyRow, request: KeyedRequest): StoredResponse {
-  if (row.request_hash !== request.fingerprint) throw keyReused();
-  return { status: row.response_status, body: row.response_body };
-}
-
-/** The live answer a held key already has, if any (replayed, or INVALID_IDEMPOTENCY_KEY). */
-export function liveAnswer(hold: HoldRow, request: KeyedRequest): StoredResponse | undefined {
-  if (hold.request_hash === null || hold.expires_at === null || new Date(hold.expires_at) <= request.now)
-    return undefined;
-  return answerOf(hold as KeyRow, request);
 }
 
 /** Forgets the answers whose keys have expired (a scheduled job). */

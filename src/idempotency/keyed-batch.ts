@@ -2,16 +2,15 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
+import { type HoldRow, liveAnswer } from './idempotency-store.ts';
+import { holdAndRead, readsOf, rollback, writeAndCommit } from './keyed-transaction.ts';
 import {
   type IdempotencyOptions,
   type KeyedRequest,
   type KeyedWork,
   keyLocked,
-  liveAnswer,
   type StoredResponse,
-} from './idempotency.ts';
-import type { HoldRow } from './idempotency-store.ts';
-import { holdAndRead, readsOf, rollback, writeAndCommit } from './keyed-transaction.ts';
+} from './keyed-work.ts';
 
 /** One keyed request waiting for, or in, a batch. */
 export interface KeyedItem {

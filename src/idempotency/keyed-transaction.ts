@@ -3,13 +3,13 @@ import type { Db } from '../db/database.ts';
 import { GENERIC_PLANS } from '../db/prepared-pool.ts';
 import type { DB } from '../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
-import type { KeyedRequest, StoredResponse, WorkKind } from './idempotency.ts';
 import {
   freshRequest,
   type HoldRow,
   holdKeysStatement,
   insertAnswersStatement,
 } from './idempotency-store.ts';
+import type { KeyedRequest, StoredResponse, WorkKind } from './keyed-work.ts';
 
 /**
  * The two round trips of a transaction of keyed requests of one kind, one request alone (idempotency.ts) or a batch

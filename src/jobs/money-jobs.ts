@@ -3,8 +3,6 @@ import { purgeExpiredKeys } from '../idempotency/idempotency.ts';
 import { refreshAccessibleEarnings } from '../money/earnings/accessible-refresh.ts';
 import { accrueSalaries } from '../money/earnings/salary-accrual.ts';
 import type { MoneyCore } from '../money/money-core.ts';
-import { runPayroll } from '../money/payroll.ts';
-import { settleDue } from '../money/settlement.ts';
 import { everyMinutesRunKey, type ScheduledJob } from './scheduler.ts';
 
 /**
@@ -16,7 +14,15 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
     {
       name: 'settle-due',
       runKeyAt: (now) => everyMinutesRunKey(now, 1),
-      run: async ({ now }) => ({ ...(await settleDue(core.db, core.ledger, core.rail, now)) }),
+      run: async ({ now }) => {
+        const { sent, ...settled } = await core.settle(now);
+        return { ...settled, ...sent };
+      },
+    },
+    {
+      name: 'ach-files',
+      runKeyAt: (now) => (core.ach ? everyMinutesRunKey(now, 1) : undefined),
+      run: ({ now }) => core.exchangeAchFiles(now),
     },
     {
       name: 'salary-accrual',
@@ -29,7 +35,7 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
     {
       name: 'payroll',
       runKeyAt: (now) => everyMinutesRunKey(now, 60),
-      run: async ({ now }) => ({ ...(await runPayroll(core.db, core.ledger, core.rail, now)) }),
+      run: async ({ now }) => ({ ...(await core.payroll(now)) }),
     },
     {
       name: 'idempotency-key-purge',

@@ -51,11 +51,12 @@ const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<strin
       where p.accessible_minor <> coalesce(t.total, 0)`,
   },
   {
-    rule: "a paycheck's total_debited_minor equals the estimated funding of its advances that did not fail",
+    rule: "a paycheck's total_debited_minor equals the estimated funding of its advances that did not fail (or came back to RETURNS_PAYABLE)",
     query: sql`select p.id, p.total_debited_minor, coalesce(f.total, 0) as funded
       from paychecks p left join (select f.paycheck_id, sum(f.amount_minor) as total
         from funding_sources f join transfers t on t.id = f.transfer_id
-        where f.stage = 'ESTIMATED' and t.status <> 'FAILED' group by f.paycheck_id) f on f.paycheck_id = p.id
+        where f.stage = 'ESTIMATED' and (t.status <> 'FAILED' or t.returned_to = 'RETURNS_PAYABLE')
+        group by f.paycheck_id) f on f.paycheck_id = p.id
       where p.total_debited_minor <> coalesce(f.total, 0)`,
   },
   {
@@ -75,7 +76,7 @@ const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<strin
         and coalesce(payout_minor, -1) + total_debited_minor <> net_earnings_minor`,
   },
   {
-    rule: 'settled advances have final funding equal to their estimated funding; others have none',
+    rule: 'settled (and returned) advances have final funding equal to their estimated funding; others have none',
     query: sql`select t.id, t.status, coalesce(est.total, 0) as estimated, coalesce(fin.total, 0) as final
       from transfers t
         left join (select transfer_id, sum(amount_minor) as total from funding_sources where stage = 'ESTIMATED'
@@ -83,7 +84,8 @@ const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<strin
         left join (select transfer_id, sum(amount_minor) as total from funding_sources where stage = 'FINAL'
           group by transfer_id) fin on fin.transfer_id = t.id
       where t.origin_account_id is not null and (coalesce(est.total, 0) <> t.amount_minor
-        or coalesce(fin.total, 0) <> case when t.status = 'SETTLED' then t.amount_minor else 0 end)`,
+        or coalesce(fin.total, 0) <> case when t.status = 'SETTLED' or t.returned_at is not null then t.amount_minor
+          else 0 end)`,
   },
 ];
 

@@ -9,6 +9,7 @@ export const SYSTEM_KINDS = [
   'FEE_REVENUE',
   'EXTERNAL_BANK',
   'EXTERNAL_CARD',
+  'RETURNS_PAYABLE',
 ] as const;
 export type SystemKind = (typeof SYSTEM_KINDS)[number];
 

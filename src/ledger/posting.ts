@@ -9,8 +9,10 @@ export type MovementKind =
   | 'ADVANCE_SUBMITTED'
   | 'ADVANCE_SETTLED'
   | 'ADVANCE_FAILED'
+  | 'ADVANCE_RETURNED'
   | 'PAYDAY'
-  | 'PAYCHECK_DEPOSITED';
+  | 'PAYCHECK_DEPOSITED'
+  | 'PAYCHECK_RETURNED';
 
 export interface EntryLine {
   ledgerAccountId: string;

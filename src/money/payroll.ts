@@ -7,8 +7,10 @@ import {
   type SystemAccounts,
   type SystemLedger,
 } from '../ledger/ledger-accounts.ts';
+import { payday } from '../ledger/movements.ts';
 import { type Movement, postMovements } from '../ledger/posting.ts';
-import type { PaymentRail } from '../rails/payment-rail.ts';
+import { enqueue, type OutboxMessage } from '../outbox/outbox-message.ts';
+import { railPaymentMessage } from './rail-payments.ts';
 
 export interface PayrollReport {
   /** Paychecks whose period ended and that moved from ESTIMATED to PROCESSING in this run. */
@@ -55,8 +57,8 @@ interface PayrollRow {
  * Payday. Closes every pay period that has ended (ESTIMATED → PROCESSING, closeEndedPeriods), then pays each
  * PROCESSING paycheck: the share of it still in the earnings balance leaves the balance (which returns to zero for
  * that period), the employer funds the net pay, and net pay − total_debited goes to the job's default depository
- * (the default card when there is none) through the rail: IN_TRANSIT until the rail delivers, then DEPOSITED
- * (settlement job).
+ * (the default card when there is none) through the rail: an instruction written to the outbox with the batch, sent
+ * after it commits; IN_TRANSIT until the rail delivers, then DEPOSITED (settlement job).
  *
  * Idempotent and resumable: each batch is one transaction that moves its paychecks out of PROCESSING together with
  * their postings, so a second run, or a run after a crash, finds only what is left and never pays twice. A failed
@@ -65,7 +67,6 @@ interface PayrollRow {
 export async function runPayroll(
   db: Db,
   ledger: SystemLedger,
-  rail: PaymentRail,
   now: Date,
   options: { batchSize?: number; onProgress?: PayrollProgress } = {},
 ): Promise<PayrollReport> {
@@ -96,7 +97,7 @@ export async function runPayroll(
     const system = await ledger.accountsForMany(
       batch.map((c) => ({ organizationId: c.organization_id, currency: c.currency })),
     );
-    const payment: Promise<void> = withTransaction(db, (tx) => payBatch(tx, batch, system, rail, now)).then(
+    const payment: Promise<void> = withTransaction(db, (tx) => payBatch(tx, batch, system, now)).then(
       (outcome) => {
         report.paid += outcome.paid;
         report.held += outcome.held;
@@ -172,7 +173,6 @@ async function payBatch(
   tx: Tx,
   batch: readonly Candidate[],
   system: ReadonlyMap<string, SystemAccounts>,
-  rail: PaymentRail,
   now: Date,
 ): Promise<{ paid: number; held: number }> {
   await lockPeople(
@@ -206,79 +206,59 @@ async function payBatch(
     ),
   );
   const movements: Movement[] = [];
-  const payouts: { id: string; payout: number; reference: string | null; settleAfter: Date | null }[] = [];
+  const payouts: { id: string; payout: number }[] = [];
+  const payments: OutboxMessage[] = [];
   for (const row of payable) {
     const accounts = system.get(`${row.organization_id}/${row.currency}`);
     if (!accounts) throw new Error(`no system accounts for ${row.organization_id}/${row.currency}`);
     const untaken = row.accessible_minor - row.total_debited_minor;
     const payout = row.net_earnings_minor - row.total_debited_minor;
     if (untaken < 0 || payout < 0) throw new Error(`paycheck ${row.id} took more than it made accessible`);
-    const c = row.currency;
-    const clearingId = clearing.get(row.id) ?? '';
-    const lines: Movement['lines'] = [
-      {
-        ledgerAccountId: row.earnings_balance_account_id
-          ? (balances.get(row.earnings_balance_account_id) ?? '')
-          : '',
-        direction: 'DEBIT',
-        amountMinor: untaken,
-        currency: c,
-      },
-      { ledgerAccountId: clearingId, direction: 'CREDIT', amountMinor: untaken, currency: c },
-      { ledgerAccountId: clearingId, direction: 'DEBIT', amountMinor: payout, currency: c },
-      {
-        ledgerAccountId: row.payout_type === 'CARD' ? accounts.EXTERNAL_CARD : accounts.EXTERNAL_BANK,
-        direction: 'CREDIT',
-        amountMinor: payout,
-        currency: c,
-      },
-      {
-        ledgerAccountId: accounts.PROVIDER_FUNDING,
-        direction: 'DEBIT',
-        amountMinor: row.net_earnings_minor,
-        currency: c,
-      },
-      {
-        ledgerAccountId: accounts.EMPLOYER_PAYROLL_CLEARING,
-        direction: 'CREDIT',
-        amountMinor: row.net_earnings_minor,
-        currency: c,
-      },
-    ];
-    movements.push({ kind: 'PAYDAY', paycheckId: row.id, postedAt: now, lines });
-    if (payout === 0) {
-      payouts.push({ id: row.id, payout, reference: null, settleAfter: null });
-      continue;
-    }
-    const submission = rail.submit({
-      reference: row.id,
-      purpose: 'PAYCHECK',
-      requestedAmountMinor: payout,
-      deliveredAmountMinor: payout,
-      currency: c,
-      schedule: 'NEXT_BUSINESS_DAY',
-      destinationKind: row.payout_type ?? 'DEPOSITORY',
-      submittedAt: now,
-      notBefore: row.deposit_expected_at,
-    });
-    payouts.push({
-      id: row.id,
-      payout,
-      reference: submission.railReference,
-      settleAfter: submission.settleAfter,
-    });
+    const destination = row.payout_type ?? 'DEPOSITORY';
+    movements.push(
+      payday({
+        paycheckId: row.id,
+        earningsBalance: row.earnings_balance_account_id
+          ? balances.get(row.earnings_balance_account_id)
+          : undefined,
+        paycheckClearing: clearing.get(row.id) ?? '',
+        untakenMinor: untaken,
+        payoutMinor: payout,
+        netMinor: row.net_earnings_minor,
+        destination,
+        system: accounts,
+        currency: row.currency,
+        at: now,
+      }),
+    );
+    payouts.push({ id: row.id, payout });
+    if (payout === 0) continue;
+    payments.push(
+      railPaymentMessage({
+        reference: row.id,
+        purpose: 'PAYCHECK',
+        requestedAmountMinor: payout,
+        deliveredAmountMinor: payout,
+        currency: row.currency,
+        schedule: 'NEXT_BUSINESS_DAY',
+        destinationAccountId: row.payout_account_id ?? '',
+        destinationKind: destination,
+        submittedAt: now,
+        notBefore: row.deposit_expected_at,
+      }),
+    );
   }
   await postMovements(tx, movements);
+  await enqueue(tx, payments);
   const accountOf = new Map(payable.map((row) => [row.id, row.payout_account_id]));
   await sql`update paychecks p set
       status = case when o.payout = 0 then 'DEPOSITED' else 'IN_TRANSIT' end,
       deposited_at = case when o.payout = 0 then ${at}::timestamptz else null end,
-      payout_account_id = o.account_id, payout_minor = o.payout, payout_rail_reference = o.reference,
-      payout_settle_after = o.settle_after, payout_held_reason = null, updated_at = ${at}::timestamptz
+      payout_account_id = o.account_id, payout_minor = o.payout, payout_rail_reference = null,
+      payout_settle_after = null, payout_held_reason = null, updated_at = ${at}::timestamptz
     from unnest(${payouts.map((p) => p.id)}::uuid[], ${payouts.map((p) => accountOf.get(p.id) ?? null)}::uuid[],
-      ${payouts.map((p) => p.payout)}::bigint[], ${payouts.map((p) => p.reference)}::text[],
-      ${payouts.map((p) => p.settleAfter?.toISOString() ?? null)}::timestamptz[])
-      as o(id, account_id, payout, reference, settle_after)
+      ${payouts.map((p) => p.payout)}::bigint[])
+      as o(id, account_id, payout)
     where p.id = o.id`.execute(tx);
   return { paid: payouts.length, held: held.length };
 }

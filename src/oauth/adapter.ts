@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { textProblem } from '../platform/input-text.ts';
+import { textProblem } from '../domain/input-text.ts';
 import { clientMetadata } from './client-metadata.ts';
 import { findClient, findClientSecretHash, REVOCATION_KEPT_MS } from './clients.ts';
 

@@ -4,10 +4,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
+import { shownText, textProblem } from '../domain/input-text.ts';
 import type { AppError } from '../errors/app-error.ts';
 import { RETRY_AFTER_SECONDS } from '../errors/service-unavailable.ts';
 import type { ConnectionAnswer } from '../platform/framework-errors.ts';
-import { shownText, textProblem } from '../platform/input-text.ts';
 import { purgeExpiredPayloads } from './adapter.ts';
 import { CsrfTokens } from './csrf.ts';
 import { interactionRoutes } from './interactions.ts';

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { findTextProblem, type TextFinding } from '../platform/input-text.ts';
+import { findTextProblem, type TextFinding } from '../domain/input-text.ts';
 
 /**
  * What the authorization server reads from a request, checked once where it arrives, before oidc-provider or our

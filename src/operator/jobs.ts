@@ -3,8 +3,8 @@ import type { Db } from '../db/database.ts';
 import { lockPeople } from '../db/lock-order.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
 import { ensureEarningsBalanceAccount } from '../domain/earnings-balance.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
-import { isUuid } from '../platform/filters.ts';
 
 /** A job as the operator commands report it after a change. */
 export interface JobActivation {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { textProblem } from '../domain/input-text.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
-import { isUuid } from '../platform/filters.ts';
-import { textProblem } from '../platform/input-text.ts';
 import {
   applyPolicyChange,
   type OrganizationPolicy,

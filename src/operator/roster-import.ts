@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { InputError } from '../errors/input-error.ts';
-import { isUuid } from '../platform/filters.ts';
 import { currencyFractionDigits } from './decimal-amount.ts';
 import { notFound } from './organizations.ts';
 import { type RowOutcome, writeRosterBatch } from './roster-batch.ts';

@@ -1,8 +1,8 @@
+import { textProblem } from '../domain/input-text.ts';
 import { ACTIVATION_STATUSES, WAGE_FREQUENCIES } from '../domain/job-values.ts';
 import { isUsState } from '../domain/us-states.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { InputError } from '../errors/input-error.ts';
-import { isUuid } from '../platform/filters.ts';
-import { textProblem } from '../platform/input-text.ts';
 import { parseDecimalAmount } from './decimal-amount.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
+import { findTextProblem, shownText } from '../domain/input-text.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
-import { findTextProblem, shownText } from './input-text.ts';
 
 const decodePointer = (segment: string) => segment.replace(/~1/g, '/').replace(/~0/g, '~');
 

@@ -21,12 +21,11 @@ export interface Filter {
 
 const FILTER_KEY = /^filter\[([^\]]*)\]$/;
 const OPERATOR_SUFFIX = /^(.+?)__(gt|gte|lt)$/;
-const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 
-/** True for a UUID in any case; ids on the wire are lower case. */
-export function isUuid(text: string): boolean {
-  return UUID.test(text);
-}
+import { isUuid } from '../domain/uuid.ts';
+
+export { isUuid };
+
 // ISO 8601 with a time and an offset; a bare date is also taken (that day's UTC midnight).
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 const VALUE_LENGTH_MAX = 256;

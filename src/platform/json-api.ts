@@ -1,12 +1,12 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { shownText, textProblem } from '../domain/input-text.ts';
 import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
 import { inputTextError } from './edge-input.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
-import { shownText, textProblem } from './input-text.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
 import { closedRequestBody } from './request-bodies.ts';
 import { traceIdOf } from './request-id.ts';

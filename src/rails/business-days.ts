@@ -1,39 +1,32 @@
 /**
  * Bank business days for US payment rails. A day is a 'YYYY-MM-DD' string, as in `earnings/calendar.ts`.
- * Holidays follow the Federal Reserve's rule: one on a Sunday is observed the Monday after, one on a Saturday is
- * not observed at all (the Friday before stays a business day), unlike the federal-employee rule.
+ * The federal holidays come from `@18f/us-federal-holidays` (`allForYear`), bent to the Federal Reserve's rule:
+ * one on a Sunday is observed the Monday after, one on a Saturday is not observed at all (the Friday before stays a
+ * business day), unlike the federal-employee rule the library defaults to. Hence:
+ * - `shiftSundayHolidays: true` moves a Sunday holiday to Monday;
+ * - `shiftSaturdayHolidays: false` leaves a Saturday holiday on the Saturday, and since the library still lists it
+ *   there, it is dropped here (banks are closed that day anyway);
+ * - only the library's `dateString` is read: it is built and formatted in the process's local time zone, so it is the
+ *   right calendar day whatever TZ is, while its `date` is local midnight and would shift a day when read in UTC;
+ * - Juneteenth is dropped before 2022: the library lists it from 2021, the Federal Reserve first closed for it in 2022;
+ * - an Inauguration Day entry (a holiday for federal employees around Washington, D.C.; version 4.0.0 lists none) would
+ *   be dropped: banks stay open.
  */
+import { allForYear } from '@18f/us-federal-holidays';
 import { addDays, weekdayOf } from '../domain/calendar.ts';
 
 const SUNDAY = 0;
-const MONDAY = 1;
-const THURSDAY = 4;
 const SATURDAY = 6;
 // Three holidays and a weekend can sit side by side at most; a longer run means a broken calendar.
 const NON_BUSINESS_DAYS_IN_A_ROW_MAX = 7;
+const FEDERAL_RESERVE_SHIFT = { shiftSaturdayHolidays: false, shiftSundayHolidays: true } as const;
+const FIRST_FED_JUNETEENTH_YEAR = 2022;
 
-function dayOf(year: number, month: number, date: number): string {
-  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(date).padStart(2, '0')}`;
-}
-
-/** The `nth` (1-based) given weekday of a month. */
-function nthWeekday(year: number, month: number, weekday: number, nth: number): string {
-  const first = dayOf(year, month, 1);
-  const shift = (weekday - weekdayOf(first) + 7) % 7;
-  return addDays(first, shift + (nth - 1) * 7);
-}
-
-function lastWeekday(year: number, month: number, weekday: number): string {
-  const lastOfMonth = addDays(dayOf(month === 12 ? year + 1 : year, month === 12 ? 1 : month + 1, 1), -1);
-  return addDays(lastOfMonth, -((weekdayOf(lastOfMonth) - weekday + 7) % 7));
-}
-
-/** The day banks close for a fixed-date holiday, or none when it falls on a Saturday. */
-function observedFixed(year: number, month: number, date: number): string[] {
-  const day = dayOf(year, month, date);
-  const weekday = weekdayOf(day);
-  if (weekday === SATURDAY) return [];
-  return [weekday === SUNDAY ? addDays(day, 1) : day];
+/** Whether banks close for this library holiday in `year`, weekends aside. */
+function isBankHoliday(name: string, year: number): boolean {
+  if (/inauguration/i.test(name)) return false;
+  if (/juneteenth/i.test(name)) return year >= FIRST_FED_JUNETEENTH_YEAR;
+  return true;
 }
 
 const holidaysByYear = new Map<number, ReadonlySet<string>>();
@@ -41,22 +34,15 @@ const holidaysByYear = new Map<number, ReadonlySet<string>>();
 function holidaySet(year: number): ReadonlySet<string> {
   let holidays = holidaysByYear.get(year);
   if (!holidays) {
-    holidays = new Set(
-      [
-        ...observedFixed(year, 1, 1),
-        nthWeekday(year, 1, MONDAY, 3),
-        nthWeekday(year, 2, MONDAY, 3),
-        lastWeekday(year, 5, MONDAY),
-        // Juneteenth became a holiday in June 2021; the Federal Reserve first closed for it in 2022.
-        ...(year >= 2022 ? observedFixed(year, 6, 19) : []),
-        ...observedFixed(year, 7, 4),
-        nthWeekday(year, 9, MONDAY, 1),
-        nthWeekday(year, 10, MONDAY, 2),
-        ...observedFixed(year, 11, 11),
-        nthWeekday(year, 11, THURSDAY, 4),
-        ...observedFixed(year, 12, 25),
-      ].sort(),
-    );
+    const days: string[] = [];
+    for (const holiday of allForYear(year, FEDERAL_RESERVE_SHIFT)) {
+      const day = holiday.dateString;
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number(day.slice(0, 4)) !== year)
+        throw new Error(`unexpected date ${day} for ${holiday.name} in ${year}`);
+      const weekday = weekdayOf(day);
+      if (weekday !== SATURDAY && weekday !== SUNDAY && isBankHoliday(holiday.name, year)) days.push(day);
+    }
+    holidays = new Set(days.sort());
     holidaysByYear.set(year, holidays);
   }
   return holidays;

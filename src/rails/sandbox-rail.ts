@@ -4,7 +4,7 @@
  */
 import { localDateOf, startOfLocalDay } from '../domain/calendar.ts';
 import { nextBusinessDay } from './business-days.ts';
-import type { PaymentRail, RailInstruction, RailOutcome, RailSubmission } from './payment-rail.ts';
+import type { PaymentRail, RailAcceptance, RailInstruction, RailOutcome } from './payment-rail.ts';
 
 /**
  * Advance amounts (requestedAmountMinor) that the sandbox fails, with the reason it reports. Paychecks never
@@ -24,7 +24,12 @@ export interface SandboxRailOptions {
   timeZone?: string;
 }
 
-export function createSandboxRail(options: SandboxRailOptions = {}): PaymentRail {
+/** The sandbox rail; `settleAt` tells when it delivers an instruction (the demo history plans with it). */
+export interface SandboxRail extends PaymentRail {
+  settleAt(instruction: Pick<RailInstruction, 'purpose' | 'schedule' | 'submittedAt' | 'notBefore'>): Date;
+}
+
+export function createSandboxRail(options: SandboxRailOptions = {}): SandboxRail {
   const instantDelayMs = options.instantDelayMs ?? 2 * 60_000;
   const timeZone = options.timeZone ?? 'America/New_York';
   // Throws a RangeError on an unknown zone, so a misconfigured rail fails at start-up, not at the first transfer.
@@ -37,26 +42,46 @@ export function createSandboxRail(options: SandboxRailOptions = {}): PaymentRail
     return new Date(guess + (SETTLEMENT_HOUR - localHour) * HOUR_MS);
   }
 
-  function scheduledInstant(instruction: RailInstruction): Date {
+  function scheduledInstant(instruction: Pick<RailInstruction, 'schedule' | 'submittedAt'>): Date {
     const { submittedAt } = instruction;
     if (instruction.schedule === 'WITHIN_THIRTY_MINUTES')
       return new Date(submittedAt.getTime() + instantDelayMs);
     return settlementInstant(nextBusinessDay(localDateOf(submittedAt, timeZone)));
   }
 
+  /** When the sandbox delivers an instruction: a pure function of it, so a resend answers the same. */
+  function settleAt(
+    instruction: Pick<RailInstruction, 'purpose' | 'schedule' | 'submittedAt' | 'notBefore'>,
+  ): Date {
+    const settleAfter = scheduledInstant(instruction);
+    const notBefore = instruction.purpose === 'PAYCHECK' ? instruction.notBefore : undefined;
+    return notBefore && notBefore > settleAfter ? notBefore : settleAfter;
+  }
+
   return {
     name: 'sandbox',
-    submit(instruction: RailInstruction): RailSubmission {
+    settleAt,
+    async submit(instruction: RailInstruction): Promise<RailAcceptance> {
       assertWellFormed(instruction);
-      let settleAfter = scheduledInstant(instruction);
-      const notBefore = instruction.purpose === 'PAYCHECK' ? instruction.notBefore : undefined;
-      if (notBefore && notBefore > settleAfter) settleAfter = notBefore;
-      return { railReference: `sandbox-${instruction.reference}`, settleAfter };
+      return { railReference: `sandbox-${instruction.reference}`, expectedSettleAt: settleAt(instruction) };
     },
-    outcome(instruction: RailInstruction): RailOutcome {
-      if (instruction.purpose !== 'ADVANCE') return { status: 'SETTLED' };
-      const reason = SANDBOX_FAILURE_AMOUNTS.get(instruction.requestedAmountMinor);
-      return reason ? { status: 'FAILED', reason } : { status: 'SETTLED' };
+    async outcomes(pending, now): Promise<RailOutcome[]> {
+      return pending
+        .filter(
+          (payment) =>
+            payment.railReference.startsWith('sandbox-') &&
+            !payment.settled &&
+            payment.expectedSettleAt <= now,
+        )
+        .map((payment): RailOutcome => {
+          const reason =
+            payment.purpose === 'ADVANCE'
+              ? SANDBOX_FAILURE_AMOUNTS.get(payment.requestedAmountMinor)
+              : undefined;
+          return reason
+            ? { reference: payment.reference, status: 'FAILED', reason }
+            : { reference: payment.reference, status: 'SETTLED' };
+        });
     },
   };
 }

@@ -8,8 +8,7 @@ import {
   previousPayPeriod,
 } from '../money/earnings/pay-periods.ts';
 import type { MoneyCore } from '../money/money-core.ts';
-import { runPayroll } from '../money/payroll.ts';
-import { settleDue } from '../money/settlement.ts';
+import { createSandboxRail } from '../rails/sandbox-rail.ts';
 
 /** A demo worker as the history needs it: who, which job and accounts, and what a day of work pays. */
 export interface DemoWorker {
@@ -89,7 +88,7 @@ export function demoHistorySteps(
           ]),
         );
         const resolvedAt = new Date(Math.max(...settleAfter.flat().map((instant) => instant.getTime())));
-        await settleDue(core.db, core.ledger, core.rail, resolvedAt);
+        await core.settle(resolvedAt);
       },
     },
     {
@@ -107,13 +106,13 @@ export function demoHistorySteps(
       // Payday as the scheduler runs it (01:00 local after the period).
       name: 'past period: payday',
       run: async () => {
-        await runPayroll(core.db, core.ledger, core.rail, payrollInstant(past));
+        await core.payroll(payrollInstant(past));
       },
     },
     {
       name: 'past period: the pay arrives',
       run: async () => {
-        await settleDue(core.db, core.ledger, core.rail, depositInstant(core, past));
+        await core.settle(depositInstant(core, past));
       },
     },
     {
@@ -147,19 +146,17 @@ function payrollInstant(period: PayPeriod): Date {
   return new Date(period.endsAt.getTime() + HOUR_MS);
 }
 
-/** When the rail delivers a paycheck of this period paid at payrollInstant (the sandbox rail is pure). */
-function depositInstant(core: MoneyCore, period: PayPeriod): Date {
-  return core.rail.submit({
-    reference: 'demo-payday',
+/**
+ * When the sandbox rail delivers a paycheck of this period paid at payrollInstant: the demo history is the
+ * sandbox's, whatever rail pays bank accounts in this process.
+ */
+function depositInstant(_core: MoneyCore, period: PayPeriod): Date {
+  return createSandboxRail().settleAt({
     purpose: 'PAYCHECK',
-    requestedAmountMinor: 1,
-    deliveredAmountMinor: 1,
-    currency: 'USD',
     schedule: 'NEXT_BUSINESS_DAY',
-    destinationKind: 'DEPOSITORY',
     submittedAt: payrollInstant(period),
     notBefore: period.depositExpectedAt,
-  }).settleAfter;
+  });
 }
 
 /**
@@ -209,12 +206,14 @@ async function advance(
   amountMinor: number,
   submittedAt: Date,
 ): Promise<Date> {
+  const settleAt = (at: Date) =>
+    createSandboxRail().settleAt({ purpose: 'ADVANCE', schedule: 'NEXT_BUSINESS_DAY', submittedAt: at });
   const made = await core.db
     .selectFrom('transfers')
-    .select('settle_after')
+    .select('submitted_at')
     .where('id', '=', id)
     .executeTakeFirst();
-  if (made) return made.settle_after ?? submittedAt;
+  if (made) return settleAt(new Date(made.submitted_at));
   const request: TransferRequest = {
     id,
     amountMinor,
@@ -226,5 +225,5 @@ async function advance(
     personId: worker.personId,
   };
   const { row } = await core.transfers.create(worker.personId, request, submittedAt);
-  return row.settle_after ?? submittedAt;
+  return settleAt(row.submitted_at);
 }

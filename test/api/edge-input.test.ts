@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { textProblem } from '../../src/platform/input-text.ts';
+import { textProblem } from '../../src/domain/input-text.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { assertErrorAnswer } from '../helpers/error-shape.ts';
 import { createOrganization, createWorker, restClient, workerToken } from '../helpers/factories.ts';

@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
-import { runPayroll } from '../../src/money/payroll.ts';
-import { settleDue } from '../../src/money/settlement.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createOrganization, createWorker, restClient, workerToken } from '../helpers/factories.ts';
@@ -38,11 +36,14 @@ async function movingClockApp(t: Parameters<typeof buildTestApp>[0], start = FIX
     clock,
     settle: (at: Date) => {
       clock.now = at;
-      return settleDue(app.money.db, app.money.ledger, app.money.rail, at);
+      return app.money.settle(at);
     },
-    payroll: (at: Date) => {
+    /** Payday, then the dispatcher's round that sends its payouts to the rail. */
+    payroll: async (at: Date) => {
       clock.now = at;
-      return runPayroll(app.money.db, app.money.ledger, app.money.rail, at);
+      const report = await app.money.payroll(at);
+      await app.money.outbox.dispatchDue(at);
+      return report;
     },
   };
 }

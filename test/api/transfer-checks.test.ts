@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { settleDue } from '../../src/money/settlement.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { createWorker, restClient, workerToken } from '../helpers/factories.ts';
 import {
@@ -303,7 +302,7 @@ test('TRANSFER_LIMIT_EXCEEDED: the sixth advance in 24 hours; a failed one does 
   await assertRefused(app, worker, advanceBody(worker, { amount: 505 }), 'TRANSFER_LIMIT_EXCEEDED');
   // Thursday 09:00 New York: the rail has answered, and the 1313 failed.
   const thursday = moveClock(Date.parse('2026-03-12T13:00:00Z') - FIXED_NOW.getTime());
-  const { failed } = await settleDue(app.money.db, app.money.ledger, app.money.rail, thursday);
+  const { failed } = await app.money.settle(thursday);
   assert.ok(failed >= 1);
   await assertAccepted(app, worker, advanceBody(worker, { amount: 505 }));
   await assertRefused(app, worker, advanceBody(worker, { amount: 506 }), 'TRANSFER_LIMIT_EXCEEDED');

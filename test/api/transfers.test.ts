@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
-import { settleDue } from '../../src/money/settlement.ts';
 import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
 import { linkedClientToken, restClient } from '../helpers/factories.ts';
 import {
@@ -186,7 +185,7 @@ test('include=estimated_funding_sources,final_funding_sources on POST, GET one a
   assert.deepEqual(plain.json().data.relationships, data.relationships);
   // Settled on Thursday 09:00 New York: the final funding is the estimated one.
   clock.now = new Date('2026-03-12T13:00:00Z');
-  await settleDue(app.money.db, app.money.ledger, app.money.rail, clock.now);
+  await app.money.settle(clock.now);
   const one = await worker.api.get(`/rest/transfers/${data.id}${include}`);
   assert.equal(one.statusCode, 200, one.body);
   assert.equal(one.json().data.attributes.status, 'SETTLED');
@@ -310,7 +309,7 @@ test('NEXT_BUSINESS_DAY on a Friday: PENDING over the weekend, SETTLED on Monday
   const { clock, app } = await movingClockApp(t, friday);
   const settle = (at: string) => {
     clock.now = new Date(at);
-    return settleDue(app.money.db, app.money.ledger, app.money.rail, clock.now);
+    return app.money.settle(clock.now);
   };
   const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: friday });
   const posted = await postTransfer(app, worker.token, advanceBody(worker, { amount: 6000 }));
@@ -352,13 +351,13 @@ test('the sandbox amount 1313 fails: amount and fee back in the balance, the pay
   const paycheck = async () => (await worker.api.get('/rest/paychecks')).json().data[0].attributes;
   assert.equal((await paycheck()).total_debited, 1313);
   clock.now = new Date(FIXED_NOW.getTime() + 119_000);
-  await settleDue(app.money.db, app.money.ledger, app.money.rail, clock.now);
+  await app.money.settle(clock.now);
   assert.equal(
     (await worker.api.get(`/rest/transfers/${posted.json().data.id}`)).json().data.attributes.status,
     'PENDING',
   );
   clock.now = new Date(FIXED_NOW.getTime() + 120_000);
-  await settleDue(app.money.db, app.money.ledger, app.money.rail, clock.now);
+  await app.money.settle(clock.now);
   const failed = (
     await worker.api.get(
       `/rest/transfers/${posted.json().data.id}?include=estimated_funding_sources,final_funding_sources`,
@@ -390,7 +389,7 @@ test('a card advance WITHIN_THIRTY_MINUTES costs 299 and settles two minutes lat
   assert.deepEqual(posted.json().data.relationships.destination.data, { type: 'accounts', id: card });
   assert.equal(await availableMinor(worker), 10_000);
   clock.now = new Date(FIXED_NOW.getTime() + 120_000);
-  await settleDue(app.money.db, app.money.ledger, app.money.rail, clock.now);
+  await app.money.settle(clock.now);
   const settled = (await worker.api.get(`/rest/transfers/${posted.json().data.id}`)).json().data;
   assert.equal(settled.attributes.status, 'SETTLED');
   assert.equal(settled.attributes.resolved_at, '2026-03-11T15:32:00.000Z');

@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/db/database.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { createMoneyCore } from '../../src/money/money-core.ts';
+import { createSandboxRail } from '../../src/rails/sandbox-rail.ts';
 import { cliDatabaseEnv, ewa, ewaAt, inDatabase } from '../helpers/cli.ts';
 
 interface Worker {
@@ -273,15 +274,22 @@ test('payroll run and settle refuse a date or instant later than now unless --al
       balance: (await accountBalancesMinor(db, [worker.balanceId])).get(worker.balanceId),
       ledger: await ledgerTotals(db),
     }));
-  const settleAfter = await inDatabase(env, async (db) =>
-    (
-      await db
-        .selectFrom('transfers')
-        .select('settle_after')
-        .where('origin_account_id', '=', worker.balanceId)
-        .executeTakeFirstOrThrow()
-    ).settle_after!.toISOString(),
-  );
+  // The instruction is in the outbox, not yet sent: when the sandbox rail will deliver it is a function of it.
+  const settleAfter = await inDatabase(env, async (db) => {
+    const advance = await db
+      .selectFrom('transfers')
+      .select(['submitted_at', 'settle_after'])
+      .where('origin_account_id', '=', worker.balanceId)
+      .executeTakeFirstOrThrow();
+    assert.equal(advance.settle_after, null, 'the rail has not been told yet');
+    return createSandboxRail()
+      .settleAt({
+        purpose: 'ADVANCE',
+        schedule: 'NEXT_BUSINESS_DAY',
+        submittedAt: new Date(advance.submitted_at),
+      })
+      .toISOString();
+  });
   assert.equal(settleAfter, '2026-03-20T13:00:00.000Z', 'Friday 09:00 in New York');
   const untouched = await state();
   assert.deepEqual(

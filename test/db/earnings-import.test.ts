@@ -11,7 +11,6 @@ import { EarningsRecorder } from '../../src/money/earnings/earnings-recorder.ts'
 import { runPayroll } from '../../src/money/payroll.ts';
 import { createOrganization } from '../../src/operator/organizations.ts';
 import { importRoster } from '../../src/operator/roster-import.ts';
-import { createSandboxRail } from '../../src/rails/sandbox-rail.ts';
 import { FIXED_NOW } from '../helpers/build-test-app.ts';
 import { openTestDatabase, testFileDatabase } from '../helpers/test-database.ts';
 
@@ -341,7 +340,7 @@ test('a line of a pay period that payroll closed is rejected; one recorded befor
   // day, 03-06, has passed: backdated pay, allowed here.
   const early = await run(['p-1,H-1,2026-02-20,8,'], { allowBackdated: true });
   assert.equal(early.recorded, 1);
-  const payroll = await runPayroll(db, new SystemLedger(db), createSandboxRail(), FIXED_NOW);
+  const payroll = await runPayroll(db, new SystemLedger(db), FIXED_NOW);
   assert.equal(payroll.closed, 1);
   const h1 = jobs.get('H-1')!;
   const [closed] = await paychecksOf(db, h1.id);
@@ -416,7 +415,7 @@ test('a line of a pay period whose deposit day has passed is rejected on its dat
 
   // Sent again without the flag: duplicates, as any file sent twice. After payroll has closed the periods, a new
   // line of one is PERIOD_CLOSED (the flag would not help), not BACKDATED.
-  await runPayroll(db, new SystemLedger(db), createSandboxRail(), FIXED_NOW);
+  await runPayroll(db, new SystemLedger(db), FIXED_NOW);
   const again = await run(['o-2,H-1,2026-02-15,8,', 'o-4,H-1,2026-02-14,8,', 'o-5,H-1,2026-02-02,1,']);
   assert.deepEqual([again.recorded, again.duplicates, again.rejectedCount], [0, 1, 2]);
   assert.deepEqual(

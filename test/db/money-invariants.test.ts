@@ -29,8 +29,6 @@ import {
   payPeriodContaining,
 } from '../../src/money/earnings/pay-periods.ts';
 import { createMoneyCore, type MoneyCore } from '../../src/money/money-core.ts';
-import { runPayroll } from '../../src/money/payroll.ts';
-import { settleDue } from '../../src/money/settlement.ts';
 import { SANDBOX_FAILURE_AMOUNTS } from '../../src/rails/sandbox-rail.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';
@@ -840,6 +838,11 @@ async function checkNewAdvance(run: Run, transferId: string, schedule: Schedule)
     run.db,
   );
   assert.deepEqual(skipped, [], 'advances are funded oldest paycheck first');
+  assert.deepEqual(
+    await run.core.outbox.dispatchDue(run.clock.now),
+    { sent: 1, retried: 0, refused: 0 },
+    'the advance is one instruction to the rail, sent after it committed',
+  );
   const { rows } = await sql<{ settle_after: Date }>`select settle_after from transfers
     where id = ${transferId}::uuid`.execute(run.db);
   const delay = new Date(rows[0]?.settle_after as Date).getTime() - run.clock.now.getTime();
@@ -957,13 +960,16 @@ async function liveAccount(db: Db, personId: string, accountId: string) {
 
 async function settle(run: Run): Promise<void> {
   const at = run.clock.now.toISOString();
+  // Instructions leave for the rail after their transactions commit: the rail knows of them only once sent.
+  const sent = await run.core.outbox.dispatchDue(run.clock.now);
+  assert.equal(sent.retried + sent.refused, 0, 'the sandbox rail takes every instruction');
   const { rows: due } = await sql<{ id: string; amount_minor: number }>`select id, amount_minor from transfers
     where status = 'PENDING' and settle_after <= ${at}::timestamptz`.execute(run.db);
   const { rows: arriving } = await sql<{ id: string }>`select id from paychecks
     where status = 'IN_TRANSIT' and payout_settle_after <= ${at}::timestamptz`.execute(run.db);
   const { rows: pendingBefore } = await sql<{ n: number }>`select count(*)::integer as n from transfers
     where status = 'PENDING'`.execute(run.db);
-  const report = await settleDue(run.db, run.core.ledger, run.core.rail, run.clock.now);
+  const { sent: _sentAgain, ...report } = await run.core.settle(run.clock.now);
   run.trace.push(`  → ${JSON.stringify(report)}`);
   for (const [what, n] of Object.entries(report)) count(run, `settle.${what}`, n);
   const failing = due.filter((t) => SANDBOX_FAILURE_AMOUNTS.has(t.amount_minor));
@@ -1044,10 +1050,20 @@ async function runPayday(
     paid: payable.length,
     held: candidates.length - payable.length,
   };
-  const report = await runPayroll(run.db, run.core.ledger, run.core.rail, run.clock.now);
+  const report = await run.core.payroll(run.clock.now);
   run.trace.push(`  → ${JSON.stringify(report)}`);
   for (const [what, n] of Object.entries(report)) count(run, `payroll.${what}`, n);
   assert.deepEqual(report, expected, 'payroll closes, pays and holds what it should');
+  const { rows: unsent } = await sql<{ n: number }>`select count(*)::integer as n from outbox o
+    join paychecks p on p.id = o.subject_id where o.sent_at is null and p.payout_rail_reference is null`.execute(
+    run.db,
+  );
+  assert.equal(
+    unsent[0]?.n,
+    payable.filter((c) => c.net_earnings_minor > c.total_debited_minor).length,
+    'each payout is an instruction in the outbox, not yet sent',
+  );
+  await run.core.outbox.dispatchDue(run.clock.now);
   for (const candidate of candidates) {
     const { rows } = await sql<{
       status: string;
@@ -1076,7 +1092,7 @@ async function runPayday(
     }
   }
   if (step.twice) {
-    const again = await runPayroll(run.db, run.core.ledger, run.core.rail, run.clock.now);
+    const again = await run.core.payroll(run.clock.now);
     run.trace.push(`  → again ${JSON.stringify(again)}`);
     assert.deepEqual(
       again,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TransferService } from '../../src/money/advances/advance-service.ts';
+import { railDispatcher } from '../../src/money/money-core.ts';
 import { settleDue } from '../../src/money/settlement.ts';
 import { createSandboxRail } from '../../src/rails/sandbox-rail.ts';
 import { type EwaProcess, spawnEwa } from './ew-processes.ts';
@@ -125,7 +126,7 @@ export async function createPayrollRoster(
       throw new Error(`earnings not recorded: ${[...new Set(recorded.outcomes)].join(', ')}`);
   }
   const rail = createSandboxRail();
-  const transfers = new TransferService({ db, ledger: world.ledger, rail, duplicateWindowMs: 0 });
+  const transfers = new TransferService({ db, ledger: world.ledger, duplicateWindowMs: 0 });
   const advanceAt = new Date(options.recordedAt.getTime() + 86_400_000);
   const advanced = workers.filter((w) => w.depositoryId && w.index % 10 === 0);
   // Different people never wait on each other: ten at a time, as many as the pool has connections.
@@ -149,7 +150,9 @@ export async function createPayrollRoster(
       ),
     );
   // Settled well before payday: a PENDING advance would hold its paycheck instead.
-  const settled = await settleDue(db, world.ledger, rail, new Date(advanceAt.getTime() + 5 * 86_400_000));
+  const settleAt = new Date(advanceAt.getTime() + 5 * 86_400_000);
+  await railDispatcher(db, world.ledger, rail).dispatchDue(settleAt);
+  const settled = await settleDue(db, world.ledger, rail, settleAt);
   if (settled.settled !== advanced.length)
     throw new Error(`settled ${settled.settled} of ${advanced.length}`);
   return {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { findTextProblem, textProblem } from '../../src/platform/input-text.ts';
+import { findTextProblem, textProblem } from '../../src/domain/input-text.ts';
 
 test('names with accents, apostrophes and other scripts are accepted', () => {
   for (const name of ["O'Brien", 'José Núñez', '李小龍', 'Anne-Marie', 'Zoë  Smith', '']) {

@@ -5,22 +5,13 @@ import { GENERIC_PLANS } from '../../db/prepared-pool.ts';
 import type { DB } from '../../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
 import { withTransaction } from '../../db/transaction.ts';
+import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { KeyedWork, StoredResponse, WorkKind } from '../../idempotency/idempotency.ts';
 import type { SystemLedger } from '../../ledger/ledger-accounts.ts';
-import { isUuid } from '../../platform/filters.ts';
-import type { ListQuery } from '../../platform/list-query.ts';
-import type { PaymentRail } from '../../rails/payment-rail.ts';
-import {
-  type FundingSourceRow,
-  findFundingSources,
-  findTransferOfPerson,
-  findTransfersOfPerson,
-  type PersonAccountRow,
-  type PersonStanding,
-  type TransferRow,
-} from '../../resources/transfers/store.ts';
+import { advanceSubmitted } from '../../ledger/movements.ts';
 import { type JobTerms, loadJobTerms } from '../earnings/job-terms.ts';
+import { railPaymentMessage } from '../rail-payments.ts';
 import { feeFor, fundFifo, type Schedule } from './advance-rules.ts';
 import {
   type AdvanceContext,
@@ -36,6 +27,7 @@ import {
   readMoneyState,
   writeAdvancesStatement,
 } from './advance-store.ts';
+import type { FundingSourceRow, PersonAccountRow, PersonStanding, TransferRow } from './transfer.ts';
 
 export interface TransferRequest {
   /** The client's id for the transfer, when it sends one. */
@@ -71,7 +63,6 @@ export interface AdvanceWork {
 export interface TransferServiceOptions {
   db: Db;
   ledger: SystemLedger;
-  rail: PaymentRail;
   /** An advance with the same amount and destination within this window is refused as a duplicate. */
   duplicateWindowMs: number;
 }
@@ -97,10 +88,6 @@ const DAY_MS = 86_400_000;
 const CONTEXT_READ = 2;
 const MONEY_STATE_READ = 3;
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
-
-export function transferNotFound(id: string): AppError {
-  return new AppError('RECORD_NOT_FOUND', { detail: `No transfer ${id} is visible to this token.` });
-}
 
 function refuse(code: ConstructorParameters<typeof AppError>[0], detail: string, pointer?: string): AppError {
   return new AppError(code, { detail, ...(pointer ? { source: { pointer } } : {}) });
@@ -133,22 +120,6 @@ export class TransferService {
       ],
       writes: (writes) => [writeAdvancesStatement(db, writes)],
     };
-  }
-
-  async list(personId: string, query: ListQuery, limit: number): Promise<TransferView[]> {
-    const rows = await findTransfersOfPerson(this.#options.db, personId, query, limit);
-    const sources = await findFundingSources(
-      this.#options.db,
-      rows.map((row) => row.id),
-    );
-    const sourcesOf = Map.groupBy(sources, (source) => source.transfer_id);
-    return rows.map((row) => ({ row, sources: sourcesOf.get(row.id) ?? [], preview: false }));
-  }
-
-  async read(personId: string, id: string): Promise<TransferView> {
-    const row = await findTransferOfPerson(this.#options.db, personId, id);
-    if (!row) throw transferNotFound(id);
-    return { row, sources: await findFundingSources(this.#options.db, [id]), preview: false };
   }
 
   /** An advance in a transaction of its own, with no idempotency key: for the demo seed, tests and benchmarks. */
@@ -290,17 +261,6 @@ export class TransferService {
     const system = await this.#options.ledger.existingIn(runner, terms.organizationId, currency);
     if (!system || !context.balanceLedgerId)
       throw new Error(`earnings balance ${origin.id} has money but its employer has no ledger accounts`);
-    const delivered = request.amountMinor - fee;
-    const submission = this.#options.rail.submit({
-      reference: id,
-      purpose: 'ADVANCE',
-      requestedAmountMinor: request.amountMinor,
-      deliveredAmountMinor: delivered,
-      currency,
-      schedule: request.schedule,
-      destinationKind: destination.account_type as 'DEPOSITORY' | 'CARD',
-      submittedAt: now,
-    });
     const row: TransferRow = {
       id,
       person_id: personId,
@@ -313,8 +273,8 @@ export class TransferService {
       schedule: request.schedule,
       status: 'PENDING',
       failure_reason: null,
-      rail_reference: submission.railReference,
-      settle_after: submission.settleAfter,
+      rail_reference: null,
+      settle_after: null,
       submitted_at: now,
       resolved_at: null,
     };
@@ -326,28 +286,33 @@ export class TransferService {
       currency,
     }));
     const view = { row, sources, preview: request.preview };
+    // A preview writes nothing and tells the rail nothing.
     if (request.preview) return { view, write: undefined };
-    const movement: AdvanceWrite['movement'] = {
-      kind: 'ADVANCE_SUBMITTED',
-      transferId: id,
-      postedAt: now,
-      lines: [
-        {
-          ledgerAccountId: context.balanceLedgerId,
-          direction: 'DEBIT',
-          amountMinor: request.amountMinor,
-          currency,
-        },
-        {
-          ledgerAccountId: destination.account_type === 'CARD' ? system.EXTERNAL_CARD : system.EXTERNAL_BANK,
-          direction: 'CREDIT',
-          amountMinor: delivered,
-          currency,
-        },
-        { ledgerAccountId: system.FEE_REVENUE, direction: 'CREDIT', amountMinor: fee, currency },
-      ],
-    };
-    return { view, write: { row, sources, movement } };
+    const destinationKind = destination.account_type as 'DEPOSITORY' | 'CARD';
+    const movement = advanceSubmitted(
+      {
+        transferId: id,
+        earningsBalance: context.balanceLedgerId,
+        destination: destinationKind,
+        amountMinor: request.amountMinor,
+        feeMinor: fee,
+        currency,
+      },
+      system,
+      now,
+    );
+    const payment = railPaymentMessage({
+      reference: id,
+      purpose: 'ADVANCE',
+      requestedAmountMinor: request.amountMinor,
+      deliveredAmountMinor: request.amountMinor - fee,
+      currency,
+      schedule: request.schedule,
+      destinationAccountId: destination.id,
+      destinationKind,
+      submittedAt: now,
+    });
+    return { view, write: { row, sources, movement, payment } };
   }
 }
 

@@ -2,14 +2,15 @@ import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { ReadGuard } from '../../idempotency/idempotency.ts';
 import { type Movement, movementWrites } from '../../ledger/posting.ts';
+import { type OutboxMessage, outboxWrites } from '../../outbox/outbox-message.ts';
+import { JOB_TERMS_COLUMNS, type JobTerms, type JobTermsRow, toJobTerms } from '../earnings/job-terms.ts';
 import type {
   FundablePaycheck,
   FundingSourceRow,
   PersonAccountRow,
   PersonStanding,
   TransferRow,
-} from '../../resources/transfers/store.ts';
-import { JOB_TERMS_COLUMNS, type JobTerms, type JobTermsRow, toJobTerms } from '../earnings/job-terms.ts';
+} from './transfer.ts';
 
 /**
  * The SQL of advances, as statements for two batches (db/statement-batch.ts), so that advances cost two round trips:
@@ -54,6 +55,8 @@ export interface AdvanceWrite {
   row: TransferRow;
   sources: readonly FundingSourceRow[];
   movement: Movement;
+  /** The instruction to the rail, sent after commit. */
+  payment: OutboxMessage;
 }
 
 function plansTable(plans: readonly AdvanceReadPlan[]) {
@@ -290,7 +293,8 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
         total_debited_minor = p.total_debited_minor + (select sum(d.amount) from ${debits} where d.id = p.id),
         updated_at = (select max(d.at) from ${debits} where d.id = p.id)
       where p.id = any(${paycheckIds}::uuid[])),
-    ${ctes}
+    ${ctes},
+    ${outboxWrites(writes.map((write) => write.payment))}
     select count(*)::integer as written from transfer_written`.compile(db);
 }
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/transaction.ts';
 import { ensureOwnedLedgerAccounts } from '../../ledger/ledger-accounts.ts';
-import { type Movement, postMovements } from '../../ledger/posting.ts';
+import { earningsMadeAccessible } from '../../ledger/movements.ts';
+import { postMovements } from '../../ledger/posting.ts';
 import type { JobTerms } from './job-terms.ts';
 import { accessibleShareMinor } from './paycheck-math.ts';
 import type { PaycheckRow } from './paychecks.ts';
@@ -47,26 +48,17 @@ export async function creditAccessibleEarnings(
       ${transfers.map((t) => t.paycheck.id)}::uuid[], ${transfers.map((t) => t.accountId)}::uuid[],
       ${transfers.map((t) => t.amountMinor)}::bigint[], ${transfers.map((t) => t.paycheck.currency)}::char(3)[])
       as t(id, person_id, paycheck_id, account_id, amount, currency)`.execute(tx);
-  const movements: Movement[] = transfers.map((t) => ({
-    kind: 'EARNINGS_MADE_ACCESSIBLE',
-    transferId: t.transferId,
-    paycheckId: t.paycheck.id,
-    postedAt: now,
-    lines: [
-      {
-        ledgerAccountId: clearingLedger.get(t.paycheck.id) ?? '',
-        direction: 'DEBIT',
-        amountMinor: t.amountMinor,
-        currency: t.paycheck.currency,
-      },
-      {
-        ledgerAccountId: balanceLedger.get(t.accountId) ?? '',
-        direction: 'CREDIT',
-        amountMinor: t.amountMinor,
-        currency: t.paycheck.currency,
-      },
-    ],
-  }));
+  const movements = transfers.map((t) =>
+    earningsMadeAccessible({
+      transferId: t.transferId,
+      paycheckId: t.paycheck.id,
+      paycheckClearing: clearingLedger.get(t.paycheck.id) ?? '',
+      earningsBalance: balanceLedger.get(t.accountId) ?? '',
+      amountMinor: t.amountMinor,
+      currency: t.paycheck.currency,
+      at: now,
+    }),
+  );
   await postMovements(tx, movements);
   await sql`update paychecks p set accessible_minor = p.accessible_minor + c.amount, updated_at = ${at}::timestamptz
     from unnest(${transfers.map((t) => t.paycheck.id)}::uuid[], ${transfers.map((t) => t.amountMinor)}::bigint[])

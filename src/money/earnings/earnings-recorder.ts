@@ -5,6 +5,7 @@ import { lockPeople } from '../../db/lock-order.ts';
 import { type Tx, withTransaction } from '../../db/transaction.ts';
 import { localDateOf } from '../../domain/calendar.ts';
 import { ensureOwnedLedgerAccounts, type SystemLedger } from '../../ledger/ledger-accounts.ts';
+import { earningsAccrued } from '../../ledger/movements.ts';
 import { type Movement, postMovements } from '../../ledger/posting.ts';
 import { creditAccessibleEarnings } from './accessible-earnings.ts';
 import { type JobTerms, loadJobTerms, payCalendarOf } from './job-terms.ts';
@@ -222,20 +223,16 @@ async function recordIn(
       net_earnings_minor: figures.netMinor,
     });
     const employer = system.get(`${job.organizationId}/${row.currency}`)?.EMPLOYER_PAYROLL_CLEARING ?? '';
-    movements.push({
-      kind: 'EARNINGS_ACCRUED',
-      paycheckId: row.id,
-      postedAt: now,
-      lines: [
-        { ledgerAccountId: employer, direction: 'DEBIT', amountMinor: netDelta, currency: row.currency },
-        {
-          ledgerAccountId: clearing.get(row.id) ?? '',
-          direction: 'CREDIT',
-          amountMinor: netDelta,
-          currency: row.currency,
-        },
-      ],
-    });
+    movements.push(
+      earningsAccrued({
+        paycheckId: row.id,
+        employerClearing: employer,
+        paycheckClearing: clearing.get(row.id) ?? '',
+        netDeltaMinor: netDelta,
+        currency: row.currency,
+        at: now,
+      }),
+    );
   }
   if (changed.length > 0) {
     await sql`update paychecks p set gross_earnings_minor = c.gross, employer_withholdings_minor = c.withheld,

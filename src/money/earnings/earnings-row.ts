@@ -1,6 +1,6 @@
+import { textProblem } from '../../domain/input-text.ts';
 import { InputError } from '../../errors/input-error.ts';
 import { parseDecimalAmount } from '../../operator/decimal-amount.ts';
-import { textProblem } from '../../platform/input-text.ts';
 
 /** The first day a row may be dated: older pay is history, not earnings to make accessible. */
 export const EARNINGS_FIRST_DAY = '2000-01-01';

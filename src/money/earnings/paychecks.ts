@@ -1,12 +1,30 @@
 import { randomUUID } from 'node:crypto';
+import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
+import type { PaychecksTable } from '../../db/schema.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { ensureOwnedLedgerAccounts } from '../../ledger/ledger-accounts.ts';
-import type { PaycheckRow as PaycheckResourceRow } from '../../resources/paychecks/store.ts';
 import type { PayPeriod } from './pay-periods.ts';
 
+/** A paycheck's columns that the wire shows (from the schema's types). */
+export type PaycheckFigures = Pick<
+  Selectable<PaychecksTable>,
+  | 'id'
+  | 'job_id'
+  | 'person_id'
+  | 'status'
+  | 'pay_period_starts_at'
+  | 'pay_period_ends_at'
+  | 'deposit_expected_at'
+  | 'currency'
+  | 'gross_earnings_minor'
+  | 'employer_withholdings_minor'
+  | 'net_earnings_minor'
+  | 'total_debited_minor'
+>;
+
 /** A paycheck as the money rules read it: the wire's columns, and what it has made accessible so far. */
-export interface PaycheckRow extends PaycheckResourceRow {
+export interface PaycheckRow extends PaycheckFigures {
   accessible_minor: number;
 }
 

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import { seal } from '../../crypto/secret-box.ts';
+import { open, seal } from '../../crypto/secret-box.ts';
 
 /**
  * Account numbers are stored sealed (AES-256-GCM), under a key derived from the master key for this purpose only,
@@ -17,6 +17,11 @@ export class BankAccountSecrets {
 
   sealAccountNumber(accountId: string, accountNumber: string): Buffer {
     return seal(this.#sealKey, accountNumber, context(accountId));
+  }
+
+  /** The account number, for the one place that must send it to a bank (an ACH file). */
+  openAccountNumber(accountId: string, sealed: Uint8Array): string {
+    return open(this.#sealKey, sealed, context(accountId)).toString('utf8');
   }
 
   fingerprint(routingNumber: string, accountNumber: string): string {

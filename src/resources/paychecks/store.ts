@@ -1,25 +1,13 @@
 import { type Kysely, type SqlBool, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import type { PaycheckFigures } from '../../money/earnings/paychecks.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
 import type { Filter } from '../../platform/filters.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { PAYCHECK_DATE_FIELDS } from './paycheck-values.ts';
 
-export interface PaycheckRow {
-  id: string;
-  job_id: string;
-  person_id: string;
-  status: string;
-  pay_period_starts_at: Date;
-  pay_period_ends_at: Date;
-  deposit_expected_at: Date;
-  currency: string;
-  gross_earnings_minor: number;
-  employer_withholdings_minor: number;
-  net_earnings_minor: number;
-  total_debited_minor: number;
-}
+export type PaycheckRow = PaycheckFigures;
 
 const COLUMNS = [
   'paychecks.id',

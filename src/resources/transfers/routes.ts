@@ -9,12 +9,7 @@ import {
   routeTarget,
   type StoredResponse,
 } from '../../idempotency/idempotency.ts';
-import {
-  answeredBy,
-  type TransferService,
-  type TransferView,
-  transferNotFound,
-} from '../../money/advances/advance-service.ts';
+import { answeredBy, type TransferService, type TransferView } from '../../money/advances/advance-service.ts';
 import { type FilterSpec, isUuid } from '../../platform/filters.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
@@ -32,6 +27,7 @@ import { errorResponses } from '../../platform/schemas.ts';
 import { includedFundingSources, transferResource } from './serialize.ts';
 import type { FundingSourceRow } from './store.ts';
 import { TRANSFER_FILTER_FIELDS } from './store.ts';
+import { listTransfers, readTransfer, transferNotFound } from './transfer-reads.ts';
 
 /** A list of transfers answers at most this many, oldest first. */
 export const TRANSFERS_LIST_MAX = 1_000;
@@ -66,6 +62,14 @@ const TransferResource = Type.Object({
     final_funding_sources: FundingSources,
   }),
   links: Type.Object({ self: Type.String({ format: 'uri' }) }),
+  meta: Type.Optional(
+    Type.Object({
+      failure_reason: Type.String({
+        description:
+          'Only on a FAILED transfer: why. A sandbox or rail reason (DESTINATION_REJECTED, ACCOUNT_CLOSED, DESTINATION_NOT_FOUND, RAIL_REJECTED) or an ACH return code (R01 insufficient funds, R02 account closed, R03 no account, R04 invalid account number, …); a transfer returned after it settled is FAILED with its return code. An extension: clients of the published description may ignore it.',
+      }),
+    }),
+  ),
 });
 
 const FundingSourceResource = Type.Object({
@@ -121,6 +125,8 @@ export interface TransferRoutesOptions {
   now: () => Date;
   transfers: TransferService;
   idempotency: IdempotencyOptions;
+  /** Told after an advance may have committed, so that its instruction leaves for the rail without waiting. */
+  afterWrite?: () => void;
 }
 
 function readInclude(value: unknown): Set<FundingSourceRow['stage']> {
@@ -157,7 +163,7 @@ function sendStored(reply: FastifyReply, response: StoredResponse): FastifyReply
 
 export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
   app,
-  { db, baseUrl, now, transfers, idempotency },
+  { db, baseUrl, now, transfers, idempotency, afterWrite },
 ) => {
   const keys = new IdempotencyKeys(db, {
     ...idempotency,
@@ -202,7 +208,7 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
       const list = readListQuery(query, 'Transfers', FILTERS, TRANSFER_FILTER_FIELDS);
       const caller = request.caller!;
       if (caller.kind !== 'user') throw new AppError('FORBIDDEN');
-      return wireDocument(await transfers.list(caller.personId, list, TRANSFERS_LIST_MAX), stages);
+      return wireDocument(await listTransfers(db, caller.personId, list, TRANSFERS_LIST_MAX), stages);
     },
   );
 
@@ -232,7 +238,7 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
       const caller = request.caller!;
       if (caller.kind !== 'user') throw new AppError('FORBIDDEN');
       if (!isUuid(id)) throw transferNotFound(id);
-      return wireDocument(await transfers.read(caller.personId, id.toLowerCase()), stages);
+      return wireDocument(await readTransfer(db, caller.personId, id.toLowerCase()), stages);
     },
   );
 
@@ -298,6 +304,7 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
           body: JSON.stringify(errorDocumentFor(request, error, baseUrl)),
         }),
       );
+      if (answer.status === 200 && !transfer.preview) afterWrite?.();
       return sendStored(reply, answer);
     },
   );

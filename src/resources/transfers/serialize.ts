@@ -15,7 +15,7 @@ export function transferResource(baseUrl: string, view: TransferView) {
   const { row } = view;
   const ids = (stage: FundingSourceRow['stage']) =>
     view.sources.filter((source) => source.stage === stage).map(fundingSourceId);
-  return resourceObject(
+  const resource = resourceObject(
     baseUrl,
     'transfers',
     row.id,
@@ -39,6 +39,10 @@ export function transferResource(baseUrl: string, view: TransferView) {
       final_funding_sources: toManyRelationship('funding_sources', ids('FINAL')),
     },
   );
+  // Why a transfer failed is an extension of the published description, in `meta` so that its clients ignore it.
+  if (row.status === 'FAILED' && row.failure_reason)
+    return { ...resource, meta: { failure_reason: row.failure_reason } };
+  return resource;
 }
 
 export function fundingSourceResource(source: FundingSourceRow) {

@@ -1,34 +1,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Tx } from '../../db/transaction.ts';
+import type { FundingSourceRow, TransferRow } from '../../money/advances/transfer.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 
-export interface TransferRow {
-  id: string;
-  person_id: string;
-  origin_account_id: string | null;
-  origin_paycheck_id: string | null;
-  destination_account_id: string | null;
-  amount_minor: number;
-  fee_minor: number;
-  currency: string;
-  schedule: string;
-  status: string;
-  failure_reason: string | null;
-  rail_reference: string | null;
-  settle_after: Date | null;
-  submitted_at: Date;
-  resolved_at: Date | null;
-}
-
-export interface FundingSourceRow {
-  transfer_id: string;
-  paycheck_id: string;
-  stage: 'ESTIMATED' | 'FINAL';
-  amount_minor: number;
-  currency: string;
-}
+export type { FundingSourceRow, TransferRow } from '../../money/advances/transfer.ts';
 
 export const TRANSFER_FILTER_FIELDS: FilterQueryFields = {
   submitted_at: { column: 't.submitted_at', contains: false },
@@ -73,18 +50,3 @@ export async function findFundingSources(
 }
 
 /** The account an advance comes from or goes to, if it is the person's and not deleted. */
-export interface PersonAccountRow {
-  id: string;
-  account_type: string;
-}
-
-export interface PersonStanding {
-  disallow_reason: string | null;
-  state_of_residence: string | null;
-}
-
-/** A paycheck of a job that still has an accessible share not yet taken. */
-export interface FundablePaycheck {
-  id: string;
-  remaining_minor: number;
-}

@@ -1,0 +1,244 @@
+import type { SystemAccounts } from './ledger-accounts.ts';
+import type { EntryLine, Movement } from './posting.ts';
+
+/**
+ * Every ledger movement the money core makes, one function per kind: the only code that composes entries. An
+ * auditor reads here what each business event posts; posting.ts checks that each balances and writes it.
+ *
+ * Accounts, and the sign of their balance (credits − debits):
+ * - EARNINGS_BALANCE (a worker's): what the worker may take now;
+ * - PAYCHECK_CLEARING (a paycheck's): net pay not yet made accessible;
+ * - EMPLOYER_PAYROLL_CLEARING: net pay the employer owes (negative);
+ * - EXTERNAL_BANK / EXTERNAL_CARD: money on its way out through a rail, until the rail settles it;
+ * - PROVIDER_FUNDING: the provider's money paid out (negative) and funded by employers;
+ * - FEE_REVENUE: fees earned;
+ * - RETURNS_PAYABLE: money that came back from a worker's bank after their paycheck was paid, owed to them again.
+ */
+
+type Currency = string;
+
+function line(
+  ledgerAccountId: string,
+  direction: EntryLine['direction'],
+  amountMinor: number,
+  currency: Currency,
+): EntryLine {
+  return { ledgerAccountId, direction, amountMinor, currency };
+}
+
+function externalOf(system: SystemAccounts, destination: 'DEPOSITORY' | 'CARD'): string {
+  return destination === 'CARD' ? system.EXTERNAL_CARD : system.EXTERNAL_BANK;
+}
+
+/** An employer's earnings raise a paycheck's net pay: the employer owes it to the paycheck. */
+export function earningsAccrued(input: {
+  paycheckId: string;
+  employerClearing: string;
+  paycheckClearing: string;
+  netDeltaMinor: number;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { employerClearing, paycheckClearing, netDeltaMinor: amount, currency } = input;
+  return {
+    kind: 'EARNINGS_ACCRUED',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    lines: [
+      line(employerClearing, 'DEBIT', amount, currency),
+      line(paycheckClearing, 'CREDIT', amount, currency),
+    ],
+  };
+}
+
+/** The accessible share of a paycheck moves into the worker's earnings balance (a paycheck-origin transfer). */
+export function earningsMadeAccessible(input: {
+  transferId: string;
+  paycheckId: string;
+  paycheckClearing: string;
+  earningsBalance: string;
+  amountMinor: number;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { amountMinor: amount, currency } = input;
+  return {
+    kind: 'EARNINGS_MADE_ACCESSIBLE',
+    transferId: input.transferId,
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    lines: [
+      line(input.paycheckClearing, 'DEBIT', amount, currency),
+      line(input.earningsBalance, 'CREDIT', amount, currency),
+    ],
+  };
+}
+
+export interface AdvanceFigures {
+  transferId: string;
+  earningsBalance: string;
+  destination: 'DEPOSITORY' | 'CARD';
+  amountMinor: number;
+  feeMinor: number;
+  currency: Currency;
+}
+
+/** A worker's advance leaves the earnings balance: the fee is earned, the rest is on its way out. */
+export function advanceSubmitted(advance: AdvanceFigures, system: SystemAccounts, at: Date): Movement {
+  const { amountMinor, feeMinor, currency } = advance;
+  return {
+    kind: 'ADVANCE_SUBMITTED',
+    transferId: advance.transferId,
+    postedAt: at,
+    lines: [
+      line(advance.earningsBalance, 'DEBIT', amountMinor, currency),
+      line(externalOf(system, advance.destination), 'CREDIT', amountMinor - feeMinor, currency),
+      line(system.FEE_REVENUE, 'CREDIT', feeMinor, currency),
+    ],
+  };
+}
+
+/** The rail delivered the advance: the provider's money paid for it. */
+export function advanceSettled(advance: AdvanceFigures, system: SystemAccounts, at: Date): Movement {
+  const delivered = advance.amountMinor - advance.feeMinor;
+  return {
+    kind: 'ADVANCE_SETTLED',
+    transferId: advance.transferId,
+    postedAt: at,
+    lines: [
+      line(externalOf(system, advance.destination), 'DEBIT', delivered, advance.currency),
+      line(system.PROVIDER_FUNDING, 'CREDIT', delivered, advance.currency),
+    ],
+  };
+}
+
+/** The rail never delivered the advance: amount and fee go back to the earnings balance. */
+export function advanceFailed(
+  advance: AdvanceFigures,
+  system: SystemAccounts,
+  reason: string,
+  at: Date,
+): Movement {
+  const { amountMinor, feeMinor, currency } = advance;
+  return {
+    kind: 'ADVANCE_FAILED',
+    transferId: advance.transferId,
+    postedAt: at,
+    memo: reason,
+    lines: [
+      line(externalOf(system, advance.destination), 'DEBIT', amountMinor - feeMinor, currency),
+      line(system.FEE_REVENUE, 'DEBIT', feeMinor, currency),
+      line(advance.earningsBalance, 'CREDIT', amountMinor, currency),
+    ],
+  };
+}
+
+/**
+ * A settled advance came back (an ACH return): the provider has its money again and the fee is refunded. The
+ * worker's share goes back to the earnings balance for the part funded by paychecks still open, and to
+ * RETURNS_PAYABLE for the part whose paychecks were paid out already.
+ */
+export function advanceReturned(
+  advance: AdvanceFigures,
+  system: SystemAccounts,
+  split: { toBalanceMinor: number; toPayableMinor: number },
+  reason: string,
+  at: Date,
+): Movement {
+  const { amountMinor, feeMinor, currency } = advance;
+  if (split.toBalanceMinor + split.toPayableMinor !== amountMinor)
+    throw new Error(`advance ${advance.transferId}: a return must give back its whole amount`);
+  return {
+    kind: 'ADVANCE_RETURNED',
+    transferId: advance.transferId,
+    postedAt: at,
+    memo: reason,
+    lines: [
+      line(system.PROVIDER_FUNDING, 'DEBIT', amountMinor - feeMinor, currency),
+      line(system.FEE_REVENUE, 'DEBIT', feeMinor, currency),
+      line(advance.earningsBalance, 'CREDIT', split.toBalanceMinor, currency),
+      line(system.RETURNS_PAYABLE, 'CREDIT', split.toPayableMinor, currency),
+    ],
+  };
+}
+
+/**
+ * Payday for one paycheck: what is still accessible leaves the earnings balance (which returns to zero for the
+ * period), the employer funds net pay, and the remainder (net − advances) goes out to the worker's account.
+ */
+export function payday(input: {
+  paycheckId: string;
+  earningsBalance: string | undefined;
+  paycheckClearing: string;
+  untakenMinor: number;
+  payoutMinor: number;
+  netMinor: number;
+  destination: 'DEPOSITORY' | 'CARD';
+  system: SystemAccounts;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { system, currency, paycheckClearing } = input;
+  return {
+    kind: 'PAYDAY',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    lines: [
+      line(input.earningsBalance ?? '', 'DEBIT', input.untakenMinor, currency),
+      line(paycheckClearing, 'CREDIT', input.untakenMinor, currency),
+      line(paycheckClearing, 'DEBIT', input.payoutMinor, currency),
+      line(externalOf(system, input.destination), 'CREDIT', input.payoutMinor, currency),
+      line(system.PROVIDER_FUNDING, 'DEBIT', input.netMinor, currency),
+      line(system.EMPLOYER_PAYROLL_CLEARING, 'CREDIT', input.netMinor, currency),
+    ],
+  };
+}
+
+/** The rail delivered a paycheck's payout. */
+export function paycheckDeposited(input: {
+  paycheckId: string;
+  payoutMinor: number;
+  destination: 'DEPOSITORY' | 'CARD';
+  system: SystemAccounts;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { system, payoutMinor, currency } = input;
+  return {
+    kind: 'PAYCHECK_DEPOSITED',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    lines: [
+      line(externalOf(system, input.destination), 'DEBIT', payoutMinor, currency),
+      line(system.PROVIDER_FUNDING, 'CREDIT', payoutMinor, currency),
+    ],
+  };
+}
+
+/**
+ * A paycheck's payout came back from the worker's bank: the money is owed to the worker again. Before the books
+ * counted it delivered it leaves the rail's account; after, the provider's funding has it back.
+ */
+export function paycheckReturned(input: {
+  paycheckId: string;
+  payoutMinor: number;
+  destination: 'DEPOSITORY' | 'CARD';
+  deliveredBefore: boolean;
+  system: SystemAccounts;
+  currency: Currency;
+  reason: string;
+  at: Date;
+}): Movement {
+  const { system, payoutMinor, currency } = input;
+  const from = input.deliveredBefore ? system.PROVIDER_FUNDING : externalOf(system, input.destination);
+  return {
+    kind: 'PAYCHECK_RETURNED',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    memo: input.reason,
+    lines: [
+      line(from, 'DEBIT', payoutMinor, currency),
+      line(system.RETURNS_PAYABLE, 'CREDIT', payoutMinor, currency),
+    ],
+  };
+}

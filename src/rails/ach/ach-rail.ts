@@ -1,0 +1,333 @@
+import { createHash } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { type Tx, withTransaction } from '../../db/transaction.ts';
+import { isBusinessDay, nextBusinessDay } from '../business-days.ts';
+import {
+  type PaymentRail,
+  type PendingPayment,
+  type RailAcceptance,
+  type RailInstruction,
+  type RailOutcome,
+  RailRejection,
+} from '../payment-rail.ts';
+import { effectiveEntryDateFor, settlementInstant, windowFor } from './ach-windows.ts';
+import { type NachaEntry, summarizeNachaFile, writeNachaFile } from './nacha-file.ts';
+import { parseReturnFile } from './nacha-returns.ts';
+
+/** Who we are in the files: the company and its originating bank, from configuration. */
+export interface AchIdentity {
+  immediateDestination: string;
+  immediateDestinationName: string;
+  immediateOrigin: string;
+  immediateOriginName: string;
+  companyName: string;
+  companyIdentification: string;
+  /** The originating bank's 8-digit id: the first digits of every trace number. */
+  originatingDfi: string;
+}
+
+/** A worker's bank account as a file needs it; the number is opened only while the file is composed. */
+export interface AchBankAccount {
+  routingNumber: string;
+  accountNumber: string;
+  subtype: 'CHECKING' | 'SAVINGS';
+  holderName: string;
+}
+
+export interface AchRailOptions {
+  db: Db;
+  identity: AchIdentity;
+  /** Where origination files are put for the bank's file transfer, and where it drops return files. */
+  outboundDir: string;
+  inboundDir: string;
+  bankAccounts(ids: readonly string[], tx: Tx): Promise<Map<string, AchBankAccount>>;
+  now: () => Date;
+}
+
+/** A return read from a file, matched to the payment it returns. */
+export interface MatchedReturn {
+  reference: string;
+  purpose: 'ADVANCE' | 'PAYCHECK';
+  returnCode: string;
+}
+
+export interface AchRail extends PaymentRail {
+  /** Composes the file of every window whose cut-off has passed, then writes every composed file not yet written. */
+  cutFiles(now: Date): Promise<{ composed: number; written: number }>;
+  /**
+   * Reads the return files of the inbound folder not read before; `apply` runs in the transaction that records
+   * each file, so a file's returns are applied once, however often it is read.
+   */
+  readReturnFiles(
+    now: Date,
+    apply: (tx: Tx, returns: readonly MatchedReturn[]) => Promise<void>,
+  ): Promise<{ files: number; returns: number; unmatched: number; refused: number }>;
+}
+
+/**
+ * ACH through Nacha files. An instruction becomes an entry of the next settlement window's file (a trace number
+ * kept with it); at each cut-off the window's file is composed once, in the database, then written to the
+ * outbound folder whole (a temporary name, then a rename), so a crash never leaves half a file where the bank
+ * looks. A credit counts as settled on its effective date's settlement instant; a return that comes later undoes it.
+ * Bank accounts only: cards have their own rail.
+ */
+export function createAchRail(options: AchRailOptions): AchRail {
+  const { db, identity } = options;
+  return {
+    name: 'ach',
+    async submit(instruction: RailInstruction): Promise<RailAcceptance> {
+      if (instruction.destinationKind !== 'DEPOSITORY')
+        throw new RailRejection('RAIL_REJECTED', 'ACH pays bank accounts only');
+      return withTransaction(db, async (tx) => {
+        const known = await acceptanceOf(tx, instruction.instructionId);
+        if (known) return known;
+        const window = await openWindow(tx, options.now());
+        const notBeforeDay = instruction.notBefore
+          ? new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York' }).format(instruction.notBefore)
+          : undefined;
+        const effective = effectiveEntryDateFor(window, notBeforeDay, nextBusinessDay, isBusinessDay);
+        const settlesAt = settlementInstant(effective);
+        await sql`insert into ach_entries (instruction_id, reference, purpose, window_id, trace_number, effective_date,
+            settles_at, destination_account_id, amount_minor, created_at)
+          values (${instruction.instructionId}::uuid, ${instruction.reference}::uuid, ${instruction.purpose},
+            ${window.id}, ${identity.originatingDfi} || lpad(nextval('ach_trace_seq')::text, 7, '0'),
+            ${effective}::date, ${settlesAt.toISOString()}::timestamptz, ${instruction.destinationAccountId}::uuid,
+            ${instruction.deliveredAmountMinor}, ${options.now().toISOString()}::timestamptz)`.execute(tx);
+        const made = await acceptanceOf(tx, instruction.instructionId);
+        if (!made) throw new Error(`ACH entry ${instruction.instructionId} was not written`);
+        return made;
+      });
+    },
+
+    async outcomes(pending: readonly PendingPayment[], now: Date): Promise<RailOutcome[]> {
+      if (pending.length === 0) return [];
+      // No news is good news: a credit whose file went out and whose settlement instant has passed is settled.
+      const { rows } = await sql<{ reference: string }>`select e.reference from ach_entries e
+          join ach_files f on f.window_id = e.window_id and f.written_at is not null
+          left join ach_returns r on r.trace_number = e.trace_number
+        where e.trace_number = any(${pending.map((p) => p.railReference)}::text[])
+          and e.settles_at <= ${now.toISOString()}::timestamptz and r.trace_number is null`.execute(db);
+      return rows.map((row) => ({ reference: row.reference, status: 'SETTLED' }));
+    },
+
+    async cutFiles(now: Date) {
+      let composed = 0;
+      const { rows: due } = await sql<{ id: string }>`select id from ach_windows
+        where cut_at is null and cutoff_at <= ${now.toISOString()}::timestamptz order by cutoff_at`.execute(
+        db,
+      );
+      for (const window of due) if (await composeFile(options, window.id, now)) composed++;
+      const { rows: unwritten } = await sql<{ window_id: string; file_name: string; content: string }>`select
+          window_id, file_name, content from ach_files where written_at is null order by window_id`.execute(
+        db,
+      );
+      for (const file of unwritten) {
+        await writeWhole(options.outboundDir, file.file_name, file.content);
+        await sql`update ach_files set written_at = ${now.toISOString()}::timestamptz
+          where window_id = ${file.window_id} and written_at is null`.execute(db);
+      }
+      return { composed, written: unwritten.length };
+    },
+
+    async readReturnFiles(now, apply) {
+      const report = { files: 0, returns: 0, unmatched: 0, refused: 0 };
+      await mkdir(options.inboundDir, { recursive: true });
+      for (const name of (await readdir(options.inboundDir)).sort()) {
+        if (name.startsWith('.')) continue;
+        const text = await readFile(join(options.inboundDir, name), 'utf8');
+        const sha256 = createHash('sha256').update(text).digest('hex');
+        const read = await withTransaction(db, async (tx) => {
+          const { rows: seen } = await sql`select 1 from ach_return_files where sha256 = ${sha256}
+            for update`.execute(tx);
+          if (seen.length > 0) return undefined;
+          let parsed: ReturnType<typeof parseReturnFile>;
+          try {
+            parsed = parseReturnFile(text);
+          } catch (error) {
+            await recordFile(
+              tx,
+              sha256,
+              name,
+              now,
+              0,
+              0,
+              error instanceof Error ? error.message : String(error),
+            );
+            return 'refused' as const;
+          }
+          const traces = parsed.returns.map((r) => r.originalTraceNumber);
+          const { rows: entries } = await sql<{
+            trace_number: string;
+            reference: string;
+            purpose: 'ADVANCE' | 'PAYCHECK';
+          }>`
+            select trace_number, reference, purpose from ach_entries where trace_number = any(${traces}::text[])`.execute(
+            tx,
+          );
+          const entryOf = new Map(entries.map((e) => [e.trace_number, e]));
+          await recordFile(
+            tx,
+            sha256,
+            name,
+            now,
+            parsed.returns.length,
+            parsed.returns.length - entryOf.size,
+            null,
+          );
+          const fresh: MatchedReturn[] = [];
+          for (const ret of parsed.returns) {
+            const entry = entryOf.get(ret.originalTraceNumber);
+            if (!entry) continue;
+            const { rows: inserted } =
+              await sql`insert into ach_returns (trace_number, return_code, file_sha256, received_at)
+              values (${entry.trace_number}, ${ret.returnCode}, ${sha256}, ${now.toISOString()}::timestamptz)
+              on conflict (trace_number) do nothing returning trace_number`.execute(tx);
+            if (inserted.length === 1)
+              fresh.push({ reference: entry.reference, purpose: entry.purpose, returnCode: ret.returnCode });
+          }
+          await apply(tx, fresh);
+          return { returns: fresh.length, unmatched: parsed.returns.length - entryOf.size };
+        });
+        if (read === undefined) continue;
+        report.files++;
+        if (read === 'refused') report.refused++;
+        else {
+          report.returns += read.returns;
+          report.unmatched += read.unmatched;
+        }
+      }
+      return report;
+    },
+  };
+}
+
+async function acceptanceOf(tx: Tx, instructionId: string): Promise<RailAcceptance | undefined> {
+  const { rows } = await sql<{ trace_number: string; settles_at: Date }>`select trace_number, settles_at
+    from ach_entries where instruction_id = ${instructionId}::uuid`.execute(tx);
+  const row = rows[0];
+  return row ? { railReference: row.trace_number, expectedSettleAt: new Date(row.settles_at) } : undefined;
+}
+
+/**
+ * The window an entry made now goes in: the next whose file is not yet composed. The window's row is share-locked
+ * until the entry commits, and composing takes it FOR UPDATE, so no entry lands in a window already cut.
+ */
+async function openWindow(tx: Tx, now: Date) {
+  let at = now;
+  for (let tries = 0; tries < 10; tries++) {
+    const window = windowFor(at, isBusinessDay);
+    await sql`insert into ach_windows (id, cutoff_at) values (${window.id}, ${window.cutoffAt.toISOString()}::timestamptz)
+      on conflict (id) do nothing`.execute(tx);
+    const { rows } = await sql<{ cut_at: Date | null }>`select cut_at from ach_windows where id = ${window.id}
+      for share`.execute(tx);
+    if (rows[0]?.cut_at === null) return window;
+    at = window.cutoffAt;
+  }
+  throw new Error('no open ACH window found');
+}
+
+/** Composes one window's file in one transaction: the file row and the window's cut stand or fall together. */
+async function composeFile(options: AchRailOptions, windowId: string, now: Date): Promise<boolean> {
+  return withTransaction(options.db, async (tx) => {
+    const { rows: window } = await sql<{ cut_at: Date | null; cutoff_at: Date }>`select cut_at, cutoff_at
+      from ach_windows where id = ${windowId} for update`.execute(tx);
+    if (!window[0] || window[0].cut_at !== null) return false;
+    const { rows: entries } = await sql<{
+      purpose: 'ADVANCE' | 'PAYCHECK';
+      reference: string;
+      trace_number: string;
+      effective_date: string;
+      destination_account_id: string;
+      amount_minor: number;
+    }>`select purpose, reference, trace_number, to_char(effective_date, 'YYYY-MM-DD') as effective_date,
+        destination_account_id, amount_minor
+      from ach_entries where window_id = ${windowId} order by effective_date, purpose, trace_number`.execute(
+      tx,
+    );
+    await sql`update ach_windows set cut_at = ${now.toISOString()}::timestamptz where id = ${windowId}`.execute(
+      tx,
+    );
+    if (entries.length === 0) return false;
+    const accounts = await options.bankAccounts(
+      [...new Set(entries.map((e) => e.destination_account_id))],
+      tx,
+    );
+    const { identity } = options;
+    const groups = Map.groupBy(entries, (e) => `${e.effective_date}/${e.purpose}`);
+    const batches = [...groups.entries()].map(([key, group], index) => {
+      const [effectiveEntryDate, purpose] = key.split('/') as [string, string];
+      return {
+        companyName: identity.companyName,
+        companyIdentification: identity.companyIdentification,
+        companyEntryDescription: purpose === 'PAYCHECK' ? 'PAYROLL' : 'EWA ADVANC',
+        effectiveEntryDate,
+        originatingDfi: identity.originatingDfi,
+        batchNumber: index + 1,
+        entries: group.map((entry): NachaEntry => {
+          const account = accounts.get(entry.destination_account_id);
+          if (!account)
+            throw new Error(`bank account ${entry.destination_account_id} of an ACH entry is missing`);
+          return {
+            transactionCode: account.subtype === 'SAVINGS' ? 32 : 22,
+            receivingRoutingNumber: account.routingNumber,
+            accountNumber: account.accountNumber,
+            amountMinor: Number(entry.amount_minor),
+            individualId: entry.reference.replaceAll('-', '').slice(0, 15),
+            individualName: account.holderName,
+            traceNumber: entry.trace_number,
+          };
+        }),
+      };
+    });
+    const modifier = windowId.endsWith('1030') ? 'A' : windowId.endsWith('1445') ? 'B' : 'C';
+    const content = writeNachaFile({
+      immediateDestination: identity.immediateDestination,
+      immediateDestinationName: identity.immediateDestinationName,
+      immediateOrigin: identity.immediateOrigin,
+      immediateOriginName: identity.immediateOriginName,
+      createdAt: window[0].cutoff_at,
+      fileIdModifier: modifier,
+      batches,
+    });
+    const summary = summarizeNachaFile(content);
+    const fileName = `ewa-${windowId.replace('/', '-').replaceAll('-', '')}-${modifier}.ach`;
+    await sql`insert into ach_files (window_id, file_name, content, entry_count, total_credit_minor, entry_hash, created_at)
+      values (${windowId}, ${fileName}, ${content}, ${summary.entryCount}, ${summary.totalCreditMinor},
+        ${summary.entryHash}, ${now.toISOString()}::timestamptz)`.execute(tx);
+    return true;
+  });
+}
+
+async function recordFile(
+  tx: Tx,
+  sha256: string,
+  name: string,
+  now: Date,
+  returns: number,
+  unmatched: number,
+  error: string | null,
+): Promise<void> {
+  await sql`insert into ach_return_files (sha256, file_name, read_at, returns, unmatched, error)
+    values (${sha256}, ${name}, ${now.toISOString()}::timestamptz, ${returns}, ${unmatched}, ${error})
+    on conflict (sha256) do nothing`.execute(tx);
+}
+
+/** Writes a file whole: to a hidden temporary name, flushed to disk, then renamed into place. */
+async function writeWhole(dir: string, name: string, content: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const temporary = join(dir, `.${name}.partial`);
+  const handle = await open(temporary, 'w');
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, join(dir, name)).catch(async (error: unknown) => {
+    await rm(temporary, { force: true });
+    throw error;
+  });
+}

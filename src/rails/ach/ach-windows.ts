@@ -1,0 +1,134 @@
+/**
+ * ACH settlement windows: we cut one origination file per window, at the three same-day ACH cut-offs of the Federal
+ * Reserve, on the wall clocks of New York, on each bank business day. The business-day calendar is a parameter, so
+ * that this module stays pure and tests can declare any day a holiday.
+ *
+ * Wall-clock times are turned into instants with the zone's offset at that time of that day, so that they stay right
+ * across daylight-saving changes. The times used here (08:30 to 16:45) never fall in the hour a change skips or
+ * repeats (it happens at 02:00), so each has exactly one instant.
+ */
+import { addDays, localDateOf } from '../../domain/calendar.ts';
+
+export const ACH_WINDOW_CUTOFFS = ['10:30', '14:45', '16:45'] as const;
+
+const ACH_TIME_ZONE = 'America/New_York';
+const FILE_ID_MODIFIERS = ['A', 'B', 'C'] as const;
+const SETTLEMENT_TIME = '08:30';
+const DAY_MS = 86_400_000;
+// A wider span means the job was down for a month: catching up should be a person's decision, not a loop's.
+const DUE_SPAN_DAYS_MAX = 31;
+// Holidays and weekends never close banks for more than a few days in a row; longer means a broken calendar.
+const NON_BUSINESS_DAYS_IN_A_ROW_MAX = 14;
+
+export interface AchWindow {
+  id: string; // 'YYYY-MM-DD/1030'
+  day: string;
+  cutoffAt: Date;
+  fileIdModifier: 'A' | 'B' | 'C';
+}
+
+const offsetFormatter = new Intl.DateTimeFormat('en-US', {
+  timeZone: ACH_TIME_ZONE,
+  timeZoneName: 'longOffset',
+});
+
+/** Minutes New York is ahead of UTC at that instant (negative: -300 in winter, -240 in summer). */
+function offsetMinutesAt(instantMs: number): number {
+  const name = offsetFormatter
+    .formatToParts(new Date(instantMs))
+    .find((part) => part.type === 'timeZoneName');
+  const match = /^GMT(?:([+-])(\d{2}):(\d{2}))?$/.exec(name?.value ?? '');
+  if (!match) throw new Error(`unexpected time zone offset ${name?.value}`);
+  if (match[1] === undefined) return 0;
+  const minutes = Number(match[2]) * 60 + Number(match[3]);
+  return match[1] === '-' ? -minutes : minutes;
+}
+
+function checkedDay(day: string, name: string): [number, number, number] {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(typeof day === 'string' ? day : '');
+  if (!match || addDays(day, 0) !== day) throw new RangeError(`${name} must be a calendar day YYYY-MM-DD`);
+  return [Number(match[1]), Number(match[2]), Number(match[3])];
+}
+
+/** The instant at which New York's wall clocks read `time` ('HH:MM') on `day`. */
+function newYorkInstant(day: string, time: string): Date {
+  const [year, month, date] = checkedDay(day, 'day');
+  const [hour, minute] = time.split(':').map(Number) as [number, number];
+  const asUtc = Date.UTC(year, month - 1, date, hour, minute);
+  // The offset at the first guess may be the other side of a change; the offset at the corrected guess is not.
+  const guess = asUtc - offsetMinutesAt(asUtc) * 60_000;
+  return new Date(asUtc - offsetMinutesAt(guess) * 60_000);
+}
+
+function windowOf(day: string, index: number): AchWindow {
+  const cutoff = ACH_WINDOW_CUTOFFS[index]!;
+  return {
+    id: `${day}/${cutoff.replace(':', '')}`,
+    day,
+    cutoffAt: newYorkInstant(day, cutoff),
+    fileIdModifier: FILE_ID_MODIFIERS[index]!,
+  };
+}
+
+function firstBusinessDayFrom(day: string, isBusinessDay: (day: string) => boolean): string {
+  let candidate = day;
+  for (let skipped = 0; !isBusinessDay(candidate); skipped++) {
+    if (skipped >= NON_BUSINESS_DAYS_IN_A_ROW_MAX)
+      throw new Error(`no business day within ${NON_BUSINESS_DAYS_IN_A_ROW_MAX} days from ${day}`);
+    candidate = addDays(candidate, 1);
+  }
+  return candidate;
+}
+
+/**
+ * The first window whose cut-off is strictly after `instant`: an entry made at a cut-off goes in the next file.
+ * After the last cut-off, or on a day banks are closed, that is the first window of the next business day.
+ */
+export function windowFor(instant: Date, isBusinessDay: (day: string) => boolean): AchWindow {
+  if (Number.isNaN(instant.getTime())) throw new RangeError('instant must be a valid Date');
+  const today = localDateOf(instant, ACH_TIME_ZONE);
+  if (isBusinessDay(today)) {
+    for (let index = 0; index < ACH_WINDOW_CUTOFFS.length; index++) {
+      const window = windowOf(today, index);
+      if (window.cutoffAt.getTime() > instant.getTime()) return window;
+    }
+  }
+  return windowOf(firstBusinessDayFrom(addDays(today, 1), isBusinessDay), 0);
+}
+
+/** Every window whose cut-off is in (since, now], oldest first: the files a catching-up job still has to cut. */
+export function windowsDueBy(now: Date, since: Date, isBusinessDay: (day: string) => boolean): AchWindow[] {
+  if (Number.isNaN(now.getTime()) || Number.isNaN(since.getTime()))
+    throw new RangeError('now and since must be valid Dates');
+  if (now.getTime() - since.getTime() > DUE_SPAN_DAYS_MAX * DAY_MS)
+    throw new RangeError(`windowsDueBy covers at most ${DUE_SPAN_DAYS_MAX} days`);
+  const due: AchWindow[] = [];
+  for (let window = windowFor(since, isBusinessDay); window.cutoffAt <= now; ) {
+    due.push(window);
+    window = windowFor(window.cutoffAt, isBusinessDay);
+  }
+  return due;
+}
+
+/**
+ * The effective entry date of the entries cut in `window`: next-day ACH, so the business day after the window's day,
+ * unless `notBeforeDay` is later (a payday, say): then that day, or the business day after it if banks are closed.
+ * `nextBusinessDay(day)` is the first business day strictly after `day`.
+ */
+export function effectiveEntryDateFor(
+  window: AchWindow,
+  notBeforeDay: string | undefined,
+  nextBusinessDay: (day: string) => string,
+  isBusinessDay: (day: string) => boolean,
+): string {
+  const nextDay = nextBusinessDay(window.day);
+  if (notBeforeDay === undefined) return nextDay;
+  checkedDay(notBeforeDay, 'notBeforeDay');
+  if (notBeforeDay <= nextDay) return nextDay;
+  return isBusinessDay(notBeforeDay) ? notBeforeDay : nextBusinessDay(notBeforeDay);
+}
+
+/** When entries with this effective date settle: 08:30 in New York, the Federal Reserve's first settlement. */
+export function settlementInstant(effectiveDay: string): Date {
+  return newYorkInstant(effectiveDay, SETTLEMENT_TIME);
+}

@@ -1,0 +1,19 @@
+import type { PaymentRail, RailOutcome } from './payment-rail.ts';
+
+/**
+ * Bank accounts through one rail, cards through another. Each rail answers only about its own payments (by their
+ * rail references), so outcomes are asked of both.
+ */
+export function routeByDestination(bank: PaymentRail, card: PaymentRail): PaymentRail {
+  return {
+    name: `${bank.name}+${card.name}`,
+    submit: (instruction) => (instruction.destinationKind === 'CARD' ? card : bank).submit(instruction),
+    async outcomes(pending, now): Promise<RailOutcome[]> {
+      const [fromBank, fromCard] = await Promise.all([
+        bank.outcomes(pending, now),
+        card.outcomes(pending, now),
+      ]);
+      return [...fromBank, ...fromCard];
+    },
+  };
+}

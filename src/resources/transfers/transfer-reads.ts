@@ -1,0 +1,32 @@
+import type { Db } from '../../db/database.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { TransferView } from '../../money/advances/advance-service.ts';
+import type { ListQuery } from '../../platform/list-query.ts';
+import { findFundingSources, findTransferOfPerson, findTransfersOfPerson } from './store.ts';
+
+export function transferNotFound(id: string): AppError {
+  return new AppError('RECORD_NOT_FOUND', { detail: `No transfer ${id} is visible to this token.` });
+}
+
+/** A person's transfers with their funding sources, oldest first, at most `limit`. */
+export async function listTransfers(
+  db: Db,
+  personId: string,
+  query: ListQuery,
+  limit: number,
+): Promise<TransferView[]> {
+  const rows = await findTransfersOfPerson(db, personId, query, limit);
+  const sources = await findFundingSources(
+    db,
+    rows.map((row) => row.id),
+  );
+  const sourcesOf = Map.groupBy(sources, (source) => source.transfer_id);
+  return rows.map((row) => ({ row, sources: sourcesOf.get(row.id) ?? [], preview: false }));
+}
+
+/** One transfer of the person; RECORD_NOT_FOUND when it is not theirs or does not exist. */
+export async function readTransfer(db: Db, personId: string, id: string): Promise<TransferView> {
+  const row = await findTransferOfPerson(db, personId, id);
+  if (!row) throw transferNotFound(id);
+  return { row, sources: await findFundingSources(db, [id]), preview: false };
+}
