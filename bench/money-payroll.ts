@@ -120,7 +120,7 @@ export async function payrollScenario(options: { workers: number; advances: numb
     started = performance.now();
     const settledAdvances = await money.settle(NEXT_DAY);
     rows.push(
-      `| seed: \`settleDue\` of those advances (next business day) | ${format(settledAdvances.settled)} settled | ${seconds(started).toFixed(1)} s | |`,
+      `| seed: \`settle\` of those advances (their instructions sent from the outbox, then settled the next business day) | ${format(settledAdvances.sent.sent)} sent, ${format(settledAdvances.settled)} settled | ${seconds(started).toFixed(1)} s | |`,
     );
     const session = sessionNameOf(bench.schema);
     const payroll = await profiled(session, () => money.payroll(AFTER_PERIOD, { batchSize: 1000 }));
@@ -137,25 +137,31 @@ export async function payrollScenario(options: { workers: number; advances: numb
     rows.push(
       `| \`runPayroll\` again | ${format(second.closed)} closed, ${format(second.paid)} paid, ${format(second.held)} held | ${seconds(started).toFixed(1)} s | |`,
     );
+    const dispatch = await profiled(session, () => money.outbox.dispatchDue(AFTER_PERIOD));
+    const dispatchSeconds = dispatch.seconds;
+    profiles.push({ title: 'the outbox dispatch of the payouts', run: dispatch, inFlight: 1 });
+    rows.push(
+      `| **outbox dispatch**: the payouts' instructions sent to the (sandbox) rail, acceptances recorded | ${format(dispatch.result.sent)} sent, ${format(dispatch.result.retried)} retried | **${dispatchSeconds.toFixed(1)} s** | ${format(Math.round(dispatch.result.sent / dispatchSeconds))} instructions/s |`,
+    );
     const { rows: due } = await sql<{ at: Date | null; n: number }>`select max(payout_settle_after) as at,
         count(*)::integer as n from paychecks where status = 'IN_TRANSIT'`.execute(bench.database.db);
     const settleAt = due[0]?.at ?? AFTER_PERIOD;
     const settlement = await profiled(session, () => money.settle(settleAt));
     const deposited = settlement.result;
     const settleSeconds = settlement.seconds;
-    profiles.push({ title: '`settleDue`', run: settlement, inFlight: 1 });
+    profiles.push({ title: '`settle`', run: settlement, inFlight: 1 });
     rows.push(
-      `| **\`settleDue\`** of the IN_TRANSIT paychecks | ${format(deposited.deposited)} of ${format(Number(due[0]?.n ?? 0))} deposited | **${settleSeconds.toFixed(1)} s** | ${format(Math.round(deposited.deposited / settleSeconds))} paychecks/s |`,
+      `| **\`settle\`** of the IN_TRANSIT paychecks (nothing left to send; the rail asked, the deposits booked) | ${format(deposited.deposited)} of ${format(Number(due[0]?.n ?? 0))} deposited | **${settleSeconds.toFixed(1)} s** | ${format(Math.round(deposited.deposited / settleSeconds))} paychecks/s |`,
     );
     started = performance.now();
     const violations = await checkLedgerInvariants(bench.database.db);
     rows.push(
       `| \`checkLedgerInvariants\` over the whole database | ${violations.length === 0 ? 'no violation' : `${violations.length} broken: ${violations.map((v) => v.rule).join('; ')}`} | ${seconds(started).toFixed(1)} s | |`,
     );
-    const payrollMet = payrollSeconds < 60 && first.paid === options.workers;
+    const payrollMet = payrollSeconds + dispatchSeconds < 60 && first.paid === options.workers;
     const secondMet = second.paid === 0 && second.closed === 0;
     notes.push(
-      `Goal \`runPayroll\` over ${format(options.workers)} workers < 60 s: ${payrollMet ? 'met' : 'not met'} (${payrollSeconds.toFixed(1)} s). ` +
+      `Goal \`runPayroll\` over ${format(options.workers)} workers, with the outbox dispatch of its payouts, < 60 s: ${payrollMet ? 'met' : 'not met'} (${payrollSeconds.toFixed(1)} s + ${dispatchSeconds.toFixed(1)} s). ` +
         `Second run pays nothing: ${secondMet ? 'met' : 'not met'}. Books balance: ${violations.length === 0 ? 'yes' : 'no'}.`,
     );
   } finally {

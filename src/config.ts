@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { hkdfSync } from 'node:crypto';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { hasValidCheckDigit } from './rails/ach/nacha-file.ts';
+import { isAbaRoutingNumber, UAT_ROUTING_NUMBER } from './domain/routing-number.ts';
 
 /** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
 export type DatabaseConfig =
@@ -331,11 +331,11 @@ export function loadConfig(env: Env = process.env): Config {
         sendTimeoutSeconds: read.integer('EWA_RAIL_TIMEOUT_SECONDS', 20, 1, 600),
         retryMaxSeconds: read.integer('EWA_OUTBOX_RETRY_MAX_SECONDS', 3600, 1, 86_400),
       },
-      // The sandbox's defaults name the test routing number; production must name its bank (checkProduction).
+      // The defaults name the sandbox's test bank; production must name its own (checkProduction).
       ach: {
         outboundDir: read.string('EWA_ACH_OUTBOUND_DIR', './data/ach/outbound'),
         inboundDir: read.string('EWA_ACH_INBOUND_DIR', './data/ach/inbound'),
-        immediateDestination: read.string('EWA_ACH_IMMEDIATE_DESTINATION', '110000000'),
+        immediateDestination: read.string('EWA_ACH_IMMEDIATE_DESTINATION', UAT_ROUTING_NUMBER),
         immediateDestinationName: read.string('EWA_ACH_IMMEDIATE_DESTINATION_NAME', 'SANDBOX BANK'),
         immediateOrigin: read.string('EWA_ACH_IMMEDIATE_ORIGIN', '1000000000'),
         immediateOriginName: read.string('EWA_ACH_IMMEDIATE_ORIGIN_NAME', 'EWA SERVER'),
@@ -377,7 +377,7 @@ function checkAchIdentity(ach: AchConfig): void {
   ];
   for (const [name, value, pattern, what] of rules)
     if (!pattern.test(value)) throw new ConfigError(`${name} must be ${what} (got "${value}").`);
-  if (!hasValidCheckDigit(ach.immediateDestination))
+  if (!isAbaRoutingNumber(ach.immediateDestination))
     throw new ConfigError(
       `EWA_ACH_IMMEDIATE_DESTINATION ${ach.immediateDestination} fails the routing-number checksum.`,
     );
@@ -398,6 +398,11 @@ function checkProduction(config: Config): void {
   if (config.seedDemoData) {
     throw new ConfigError(
       'EWA_SEED_DEMO must be false when EWA_ENV=production: demo data is for the sandbox.',
+    );
+  }
+  if (config.money.rail === 'ach' && config.money.ach.immediateDestination === UAT_ROUTING_NUMBER) {
+    throw new ConfigError(
+      `EWA_RAIL=ach in production needs EWA_ACH_IMMEDIATE_DESTINATION: ${UAT_ROUTING_NUMBER} is the sandbox's test bank.`,
     );
   }
 }

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { adminRoutes } from './admin/routes.ts';
 import type { Config } from './config.ts';
-import type { Database, Db } from './db/database.ts';
+import type { Database } from './db/database.ts';
 import { createMoneyCore, type MoneyCore } from './money/money-core.ts';
 import { authApp, authConnectionAnswer, authFrameworkErrors, authNotFound } from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
@@ -23,12 +23,7 @@ import { requestIdOf } from './platform/request-id.ts';
 import { restCorsPlugin } from './platform/rest-cors.ts';
 import { RevocationList } from './platform/revocations.ts';
 import { securityHeadersPlugin } from './platform/security-headers.ts';
-import { readAchBankAccounts } from './rails/ach/ach-bank-accounts.ts';
-import { type AchRail, createAchRail } from './rails/ach/ach-rail.ts';
 import type { PaymentRail } from './rails/payment-rail.ts';
-import { routeByDestination } from './rails/routed-rail.ts';
-import { createSandboxRail } from './rails/sandbox-rail.ts';
-import { BankAccountSecrets } from './resources/accounts/bank-account-secrets.ts';
 import { accountRoutes } from './resources/accounts/routes.ts';
 import { healthRoutes } from './resources/health/routes.ts';
 import { jobRoutes } from './resources/jobs/routes.ts';
@@ -113,8 +108,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     ...fastifyOptions(config, deps, 'api'),
     ...edgeErrorOptions({ mediaType: JSON_API_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
-  const rails = deps.rail ? { rail: deps.rail } : configuredRails(config, db, now);
-  const money = createMoneyCore(db, config, { ...rails, logger: api.log, now });
+  const money = createMoneyCore(db, config, { rail: deps.rail, logger: api.log, now });
   api.addHook('onClose', async () => {
     await money.outbox.stop();
     revocations.stop();
@@ -185,25 +179,4 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
   return { money, api, auth, payments };
-}
-
-/**
- * The rail of EWA_RAIL: the sandbox's (createMoneyCore's default), or ACH through Nacha files for bank accounts
- * with cards still on the sandbox.
- */
-function configuredRails(config: Config, db: Db, now: () => Date): { rail?: PaymentRail; ach?: AchRail } {
-  if (config.money.rail !== 'ach') return {};
-  const secrets = new BankAccountSecrets(config.masterKey);
-  const { ach } = config.money;
-  const bank = createAchRail({
-    db,
-    identity: ach,
-    outboundDir: ach.outboundDir,
-    inboundDir: ach.inboundDir,
-    bankAccounts: (ids, tx) =>
-      readAchBankAccounts(tx, ids, (id, sealed) => secrets.openAccountNumber(id, sealed)),
-    now,
-  });
-  const card = createSandboxRail({ instantDelayMs: config.money.sandboxInstantSettleSeconds * 1000 });
-  return { rail: routeByDestination(bank, card), ach: bank };
 }

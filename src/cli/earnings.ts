@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { isUuid } from '../domain/uuid.ts';
 import { SystemLedger } from '../ledger/ledger-accounts.ts';
 import {
   EARNINGS_PROBLEMS_LISTED_MAX,
@@ -12,7 +13,6 @@ import {
 import { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { EARNINGS_COLUMNS } from '../money/earnings/earnings-row.ts';
 import { currencyFractionDigits } from '../operator/decimal-amount.ts';
-import { isUuid } from '../platform/filters.ts';
 import { type Command, UsageError, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';

@@ -298,8 +298,6 @@ export interface OutboxTable {
   attempts: Generated<number>;
   leased_until: Date | null;
   last_error: string | null;
-  sent_at: Date | null;
-  result: Json<Record<string, unknown>> | null;
 }
 
 export interface AchWindowsTable {

@@ -43,14 +43,29 @@ export function localDateOf(instant: Date, timeZone: string): string {
   return `${String(p.year).padStart(4, '0')}-${String(p.month).padStart(2, '0')}-${String(p.day).padStart(2, '0')}`;
 }
 
-/** The instant of local midnight at the start of `day` in `timeZone` (DST-safe). */
-export function startOfLocalDay(day: string, timeZone: string): Date {
+/** 'HH:MM' on the wall clocks of `timeZone` at that instant. */
+export function localTimeOf(instant: Date, timeZone: string): string {
+  const p = zonedParts(instant, timeZone);
+  return `${String(p.hour).padStart(2, '0')}:${String(p.minute).padStart(2, '0')}`;
+}
+
+/**
+ * The instant at which the wall clocks of `timeZone` read `time` ('HH:MM') on `day` (DST-safe for any time outside
+ * the hour a change skips).
+ */
+export function localInstant(day: string, time: string, timeZone: string): Date {
   const [year, month, date] = day.split('-').map(Number) as [number, number, number];
-  const guess = Date.UTC(year, month - 1, date);
+  const [hour, minute] = time.split(':').map(Number) as [number, number];
+  const guess = Date.UTC(year, month - 1, date, hour, minute);
   let instant = guess - offsetMinutes(new Date(guess), timeZone) * 60_000;
-  // Near a DST change the offset at midnight may differ from the offset at the first guess.
+  // Near a DST change the offset at the wall-clock time may differ from the offset at the first guess.
   instant = guess - offsetMinutes(new Date(instant), timeZone) * 60_000;
   return new Date(instant);
+}
+
+/** The instant of local midnight at the start of `day` in `timeZone` (DST-safe). */
+export function startOfLocalDay(day: string, timeZone: string): Date {
+  return localInstant(day, '00:00', timeZone);
 }
 
 export function addDays(day: string, days: number): string {

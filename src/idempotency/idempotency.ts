@@ -5,6 +5,8 @@ import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { answerOf, expiresAt, isKeyAnswered, liveAnswer, readAnswer } from './idempotency-store.ts';
+import { KeyedBatcher, type KeyedItem } from './keyed-batch.ts';
+import { holdAndRead, rollback, writeAndCommit } from './keyed-transaction.ts';
 import {
   type IdempotencyOptions,
   type KeyedRequest,
@@ -13,20 +15,6 @@ import {
   type StoredResponse,
 } from './keyed-work.ts';
 
-export type {
-  IdempotencyOptions,
-  KeyedRequest,
-  KeyedWork,
-  ReadGuard,
-  StoredResponse,
-  WorkKind,
-} from './keyed-work.ts';
-export { answerOf, liveAnswer };
-
-import { KeyedBatcher, type KeyedItem } from './keyed-batch.ts';
-import { holdAndRead, rollback, writeAndCommit } from './keyed-transaction.ts';
-
-/** The same request is the same JSON whatever its key order or spacing. */
 /**
  * What a request asked, whatever spelling of its URL reached the route: the route's path (`/rest/transfers`, not
  * `/%72est/transfers`), then its query parameters in order of name, then its body with members in order of name.
@@ -45,6 +33,7 @@ export function requestFingerprint(method: string, path: string, body: unknown):
     .digest('hex');
 }
 
+/** The same request is the same JSON whatever its key order or spacing. */
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object')

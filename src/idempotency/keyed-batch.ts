@@ -35,8 +35,7 @@ class BatchAbandoned extends Error {}
  * run together in one transaction: one BEGIN, one statement that holds every key, the reads of all of them (each of
  * their kind's read statements serves them all), then all their writes, every answer in one statement, and one
  * COMMIT, in two round trips for all of them (keyed-transaction.ts). Sharing the commit (its WAL flush), the round
- * trips and the statements' start-up took advances on the benchmark host from 36 % to 52–71 % of pgbench's TPC-B
- * rate (BENCHMARKS.md). A request that finds no batch in flight runs alone at once: a batch never waits to fill.
+ * trips and the statements' start-up is what brings advances near pgbench's TPC-B rate (BENCHMARKS.md). A request that finds no batch in flight runs alone at once: a batch never waits to fill.
  *
  * Each request keeps every guarantee it has alone: its answer commits with its effects; a refusal writes nothing
  * but its answer; a busy key is 409 and a live answer is replayed. Two requests of one scope (one person) never

@@ -1,9 +1,11 @@
 -- Effects that leave the database are written here, in the transaction of the change that causes them, and sent
--- only after it commits (src/outbox/). One row per effect; its id is the idempotency key the receiver is given.
+-- only after it commits (src/outbox/). One row per effect, until it is sent: its id is the idempotency key the
+-- receiver is given, and the row is deleted in the transaction that applies the receiver's answer (on the transfer
+-- or paycheck), so that it is applied once.
 CREATE TABLE outbox (
   id            uuid PRIMARY KEY,
   topic         text NOT NULL CHECK (topic IN ('rail.payment')),
-  -- What the effect is about (a transfer or a paycheck): one effect per topic and subject.
+  -- What the effect is about (a transfer or a paycheck).
   subject_id    uuid NOT NULL,
   payload       jsonb NOT NULL,
   created_at    timestamptz NOT NULL,
@@ -11,12 +13,13 @@ CREATE TABLE outbox (
   attempts      integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
   -- A dispatcher that claimed the row sends it until then; after, another may claim it (the first died).
   leased_until  timestamptz,
-  last_error    text,
-  sent_at       timestamptz,
-  result        jsonb,
-  UNIQUE (topic, subject_id)
-);
-CREATE INDEX outbox_due_idx ON outbox (due_at) WHERE sent_at IS NULL;
+  last_error    text
+) WITH (fillfactor = 70);
+-- Room left in each page, so that a claim (leased_until, attempts: no indexed column) updates its row in place (a
+-- HOT update) instead of writing a new entry into every index.
+-- The claim's order, whole: a payday writes its payouts with one due_at, and an index on due_at alone made every
+-- claim read and sort all of them for the first hundred ids.
+CREATE INDEX outbox_due_idx ON outbox (due_at, id);
 
 -- A rail instruction is accepted after the transfer commits: until then the transfer has no rail reference and no
 -- settle_after, so the settlement job does not ask about it.

@@ -3,8 +3,8 @@ import type { Db } from '../db/database.ts';
 import { SystemLedger } from '../ledger/ledger-accounts.ts';
 import { type DispatchReport, OutboxDispatcher, type OutboxLogger } from '../outbox/outbox-dispatcher.ts';
 import type { AchRail } from '../rails/ach/ach-rail.ts';
+import { configuredRails } from '../rails/configured-rails.ts';
 import type { PaymentRail } from '../rails/payment-rail.ts';
-import { createSandboxRail } from '../rails/sandbox-rail.ts';
 import { applyAchReturns } from './ach-returns.ts';
 import { TransferService } from './advances/advance-service.ts';
 import { EarningsRecorder } from './earnings/earnings-recorder.ts';
@@ -32,8 +32,8 @@ export interface MoneyCore {
 }
 
 export interface MoneyCoreOptions {
-  rail?: PaymentRail;
-  ach?: AchRail;
+  /** The rail to pay through instead of EWA_RAIL's (tests, embedding). */
+  rail?: PaymentRail | undefined;
   logger?: OutboxLogger;
   now?: () => Date;
   /** The backoff's jitter, in [0, 1). */
@@ -42,19 +42,14 @@ export interface MoneyCoreOptions {
 
 const SILENT: OutboxLogger = { warn: () => {}, error: () => {} };
 
-/** The outbox dispatcher that sends rail instructions (the settings' defaults are the configuration's). */
+/** The outbox dispatcher that sends rail instructions. */
 export function railDispatcher(
   db: Db,
   ledger: SystemLedger,
   rail: PaymentRail,
-  options: Omit<MoneyCoreOptions, 'rail'> & { settings?: OutboxConfig } = {},
+  settings: OutboxConfig,
+  options: Pick<MoneyCoreOptions, 'logger' | 'now' | 'random'> = {},
 ): OutboxDispatcher {
-  const settings = options.settings ?? {
-    pollMs: 1000,
-    leaseSeconds: 60,
-    sendTimeoutSeconds: 20,
-    retryMaxSeconds: 3600,
-  };
   return new OutboxDispatcher({
     db,
     handlers: [railPaymentHandler(rail, ledger)],
@@ -72,10 +67,11 @@ export function railDispatcher(
 
 export function createMoneyCore(db: Db, config: Config, options: MoneyCoreOptions = {}): MoneyCore {
   const ledger = new SystemLedger(db);
-  const rail =
-    options.rail ?? createSandboxRail({ instantDelayMs: config.money.sandboxInstantSettleSeconds * 1000 });
-  const { rail: _rail, ach: _ach, ...dispatcherOptions } = options;
-  const outbox = railDispatcher(db, ledger, rail, { ...dispatcherOptions, settings: config.money.outbox });
+  const clock = options.now ?? (() => new Date());
+  const { rail, ach } = options.rail
+    ? { rail: options.rail, ach: undefined }
+    : configuredRails(config, db, clock);
+  const outbox = railDispatcher(db, ledger, rail, config.money.outbox, options);
   return {
     db,
     ledger,
@@ -87,9 +83,8 @@ export function createMoneyCore(db: Db, config: Config, options: MoneyCoreOption
       duplicateWindowMs: config.money.duplicateTransferWindowSeconds * 1000,
     }),
     outbox,
-    ach: options.ach,
+    ach,
     async exchangeAchFiles(now) {
-      const { ach } = options;
       if (!ach) return {};
       const files = await ach.cutFiles(now);
       const returns = await ach.readReturnFiles(now, (tx, matched) =>

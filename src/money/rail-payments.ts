@@ -4,12 +4,7 @@ import type { Tx } from '../db/transaction.ts';
 import type { SystemLedger } from '../ledger/ledger-accounts.ts';
 import type { ClaimedMessage, OutboxHandler } from '../outbox/outbox-dispatcher.ts';
 import type { OutboxMessage } from '../outbox/outbox-message.ts';
-import {
-  type PaymentRail,
-  type RailAcceptance,
-  type RailInstruction,
-  RailRejection,
-} from '../rails/payment-rail.ts';
+import { type PaymentRail, type RailInstruction, RailRejection } from '../rails/payment-rail.ts';
 import { failPaycheckPayouts, resolveAdvances } from './settlement.ts';
 
 /** An instruction to the rail as written with the money change; the outbox row's id becomes its instructionId. */
@@ -60,40 +55,56 @@ export function railPaymentHandler(rail: PaymentRail, ledger: SystemLedger): Out
         expectedSettleAt: acceptance.expectedSettleAt.toISOString(),
       };
     },
-    async sent(tx, message, result) {
-      const instruction = instructionOf(message);
-      const acceptance: RailAcceptance = {
-        railReference: String(result.railReference),
-        expectedSettleAt: new Date(String(result.expectedSettleAt)),
-      };
-      await recordAcceptance(tx, instruction, acceptance);
+    async sent(tx, answered) {
+      await recordAcceptances(
+        tx,
+        answered.map(({ message, result }) => ({
+          instruction: instructionOf(message),
+          railReference: String(result.railReference),
+          expectedSettleAt: String(result.expectedSettleAt),
+        })),
+      );
     },
     refusalOf: (error) => (error instanceof RailRejection ? error.reason : undefined),
-    async refused(tx, message, reason, at) {
-      const instruction = instructionOf(message);
-      if (instruction.purpose === 'ADVANCE')
+    async refused(tx, refusals, at) {
+      const refused = refusals.map(({ message, reason }) => ({
+        instruction: instructionOf(message),
+        reason,
+      }));
+      const advances = refused.filter((r) => r.instruction.purpose === 'ADVANCE');
+      const payouts = refused.filter((r) => r.instruction.purpose === 'PAYCHECK');
+      if (advances.length > 0)
         await resolveAdvances(
           tx,
           ledger,
-          [{ reference: instruction.reference, status: 'FAILED', reason }],
+          advances.map((r) => ({ reference: r.instruction.reference, status: 'FAILED', reason: r.reason })),
           at,
         );
-      else await failPaycheckPayouts(tx, ledger, [{ reference: instruction.reference, reason }], at);
+      if (payouts.length > 0)
+        await failPaycheckPayouts(
+          tx,
+          ledger,
+          payouts.map((r) => ({ reference: r.instruction.reference, reason: r.reason })),
+          at,
+        );
     },
   };
 }
 
-async function recordAcceptance(
+/** Each payment's rail reference and when to ask for its outcome, on its transfer or paycheck: two statements. */
+async function recordAcceptances(
   tx: Tx,
-  instruction: RailInstruction,
-  acceptance: RailAcceptance,
+  accepted: readonly { instruction: RailInstruction; railReference: string; expectedSettleAt: string }[],
 ): Promise<void> {
-  const settleAfter = acceptance.expectedSettleAt.toISOString();
-  if (instruction.purpose === 'ADVANCE')
-    await sql`update transfers set rail_reference = ${acceptance.railReference}, settle_after = ${settleAfter}::timestamptz
-      where id = ${instruction.reference}::uuid and status = 'PENDING'`.execute(tx);
-  else
-    await sql`update paychecks set payout_rail_reference = ${acceptance.railReference},
-        payout_settle_after = ${settleAfter}::timestamptz
-      where id = ${instruction.reference}::uuid and status = 'IN_TRANSIT'`.execute(tx);
+  const advances = accepted.filter((a) => a.instruction.purpose === 'ADVANCE');
+  const payouts = accepted.filter((a) => a.instruction.purpose === 'PAYCHECK');
+  const table = (rows: typeof accepted) =>
+    sql`unnest(${rows.map((r) => r.instruction.reference)}::uuid[], ${rows.map((r) => r.railReference)}::text[],
+      ${rows.map((r) => r.expectedSettleAt)}::timestamptz[]) as a(id, rail_reference, settle_after)`;
+  if (advances.length > 0)
+    await sql`update transfers t set rail_reference = a.rail_reference, settle_after = a.settle_after
+      from ${table(advances)} where t.id = a.id and t.status = 'PENDING'`.execute(tx);
+  if (payouts.length > 0)
+    await sql`update paychecks p set payout_rail_reference = a.rail_reference, payout_settle_after = a.settle_after
+      from ${table(payouts)} where p.id = a.id and p.status = 'IN_TRANSIT'`.execute(tx);
 }

@@ -69,7 +69,6 @@ export async function settleDue(
           railReference: row.rail_reference,
           requestedAmountMinor: Number(row.amount_minor),
           expectedSettleAt: new Date(row.settle_after),
-          settled: false,
         }),
       ),
       now,
@@ -102,7 +101,6 @@ export async function settleDue(
           railReference: row.payout_rail_reference,
           requestedAmountMinor: Number(row.payout_minor),
           expectedSettleAt: new Date(row.payout_settle_after),
-          settled: false,
         }),
       ),
       now,
@@ -266,6 +264,18 @@ async function payoutsOf(tx: Tx, ids: readonly string[], lock: 'skip locked' | '
   return rows;
 }
 
+/** What the ledger movements of a payout need to know of it. */
+function payoutFigures(p: PayoutRow, system: ReadonlyMap<string, SystemAccounts>, now: Date) {
+  return {
+    paycheckId: p.id,
+    payoutMinor: Number(p.payout_minor),
+    destination: p.destination_type,
+    system: systemOf(system, p),
+    currency: p.currency,
+    at: now,
+  };
+}
+
 /**
  * Paychecks whose payout the rail delivered become DEPOSITED. A deposit changes no balance a person may take, so
  * it locks only its paychecks, skipping those another run holds.
@@ -281,16 +291,7 @@ async function depositPaychecks(
   const system = await systemAccountsOf(tx, ledger, paychecks);
   await postMovements(
     tx,
-    paychecks.map((p) =>
-      paycheckDeposited({
-        paycheckId: p.id,
-        payoutMinor: Number(p.payout_minor),
-        destination: p.destination_type,
-        system: systemOf(system, p),
-        currency: p.currency,
-        at: now,
-      }),
-    ),
+    paychecks.map((p) => paycheckDeposited(payoutFigures(p, system, now))),
   );
   await sql`update paychecks set status = 'DEPOSITED', deposited_at = ${now.toISOString()}::timestamptz,
       updated_at = ${now.toISOString()}::timestamptz
@@ -318,14 +319,9 @@ export async function failPaycheckPayouts(
     tx,
     paychecks.map((p) =>
       paycheckReturned({
-        paycheckId: p.id,
-        payoutMinor: Number(p.payout_minor),
-        destination: p.destination_type,
+        ...payoutFigures(p, system, now),
         deliveredBefore: p.status === 'DEPOSITED',
-        system: systemOf(system, p),
-        currency: p.currency,
         reason: reasonOf.get(p.id) ?? 'RAIL_FAILED',
-        at: now,
       }),
     ),
   );

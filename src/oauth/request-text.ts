@@ -5,7 +5,7 @@ import { findTextProblem, type TextFinding } from '../domain/input-text.ts';
  * What the authorization server reads from a request, checked once where it arrives, before oidc-provider or our
  * pages see it: a form body and a query string must be strictly encoded (every `%` followed by two hex digits,
  * well-formed UTF-8, nothing silently replaced), and every name and value, path parameter and Basic credential
- * must pass the one rule for text from outside (src/platform/input-text.ts). PostgreSQL refuses a NUL, and no
+ * must pass the one rule for text from outside (src/domain/input-text.ts). PostgreSQL refuses a NUL, and no
  * parameter of ours is meant to hold a control character.
  */
 

@@ -14,17 +14,31 @@ export interface ClaimedMessage {
   attempt: number;
 }
 
-/** How one topic's messages leave: `send` talks to the outside; the rest run in the transaction that records it. */
+/** A message and what its receiver answered. */
+export interface SentMessage {
+  message: ClaimedMessage;
+  result: Record<string, unknown>;
+}
+
+/** A message its receiver refused for good, and why. */
+export interface RefusedMessage {
+  message: ClaimedMessage;
+  reason: string;
+}
+
+/**
+ * How one topic's messages leave: `send` talks to the outside, one message at a time; `sent` and `refused` apply
+ * the answers of a round's messages together, in the transaction that marks them sent (each message once, however
+ * often it was sent).
+ */
 export interface OutboxHandler {
   topic: OutboxTopic;
   /** Sends the message (its id is the receiver's idempotency key) and answers what the receiver said. */
   send(message: ClaimedMessage): Promise<Record<string, unknown>>;
-  /** Applies the receiver's answer, in the transaction that marks the message sent (once, however often sent). */
-  sent(tx: Tx, message: ClaimedMessage, result: Record<string, unknown>, at: Date): Promise<void>;
+  sent(tx: Tx, answered: readonly SentMessage[], at: Date): Promise<void>;
   /** The reason the receiver refused for good, or undefined when a retry may succeed. */
   refusalOf(error: unknown): string | undefined;
-  /** Applies a refusal for good, in the transaction that closes the message. */
-  refused(tx: Tx, message: ClaimedMessage, reason: string, at: Date): Promise<void>;
+  refused(tx: Tx, refusals: readonly RefusedMessage[], at: Date): Promise<void>;
 }
 
 export interface OutboxLogger {
@@ -58,6 +72,17 @@ export interface DispatchReport {
   refused: number;
 }
 
+/** How sending one message went. */
+type Delivery =
+  | { kind: 'sent'; message: ClaimedMessage; result: Record<string, unknown> }
+  | { kind: 'refused'; message: ClaimedMessage; reason: string }
+  | { kind: 'retried'; message: ClaimedMessage; error: unknown }
+  /** Not sent: the round ran so long that its lease could end before an answer (claimed again, not counted). */
+  | { kind: 'released'; message: ClaimedMessage };
+
+/** How long a nudge waits for other commits to send with it: the lag it adds to a payment, at most. */
+const NUDGE_GATHER_MS = 20;
+
 /** Rounds of claims one dispatchDue makes at most: bounded work per call, the rest waits for the next. */
 const ROUNDS_MAX = 1_000;
 
@@ -65,8 +90,10 @@ const ROUNDS_MAX = 1_000;
  * Sends what the outbox holds, after the transactions that wrote it committed. Each process runs one: it claims
  * due messages with `FOR UPDATE SKIP LOCKED` and a lease (so processes never claim the same message, and a
  * message whose process died is claimed again once its lease has passed), sends each outside any transaction,
- * then records the outcome in a transaction of its own. The receiver sees each message at least once, always with
- * the message's id as idempotency key; the books apply its answer once (`sent_at` is set once). A failure is
+ * then records the round's outcomes together, in one transaction (and the retries in one statement). A send starts
+ * only while an answer can still come within the lease; the rest of the round is released for the next. The receiver sees each message at least once, always with
+ * the message's id as idempotency key; the books apply its answer once (the transaction that applies it deletes
+ * the row, and applies nothing if another process deleted it first). A failure is
  * retried with exponential backoff and jitter, without end: a payment the receiver may have taken must never be
  * given up by us, only refused by it.
  */
@@ -91,19 +118,24 @@ export class OutboxDispatcher {
   /** Sends every message due by `now` (the clock's now when absent); resolves when none is left to claim. */
   async dispatchDue(now?: Date): Promise<DispatchReport> {
     const report: DispatchReport = { sent: 0, retried: 0, refused: 0 };
+    const { leaseMs, sendTimeoutMs, concurrency } = this.#options;
     for (let round = 0; round < ROUNDS_MAX && !this.#stopped; round++) {
-      const at = now ?? this.#options.now();
-      const claimed = await this.#claim(at);
+      const claimed = await this.#claim(now ?? this.#options.now());
       if (claimed.length === 0) break;
-      await forEachAtMost(claimed, this.#options.concurrency, async (message) => {
-        const outcome = await this.#deliver(message, now);
-        report[outcome]++;
+      const lastStartMs = performance.now() + leaseMs - sendTimeoutMs;
+      const deliveries: Delivery[] = [];
+      await forEachAtMost(claimed, concurrency, async (message) => {
+        deliveries.push(
+          performance.now() < lastStartMs ? await this.#deliver(message) : { kind: 'released', message },
+        );
       });
+      await this.#record(deliveries, now ?? this.#options.now());
+      for (const delivery of deliveries) if (delivery.kind !== 'released') report[delivery.kind]++;
     }
     return report;
   }
 
-  /** Polls every `pollMs`; `nudge` runs a round at once (after a commit that wrote messages). */
+  /** Polls every `pollMs`; `nudge` runs a round soon (after a commit that wrote messages). */
   start(pollMs: number): void {
     if (this.#started || this.#stopped) return;
     this.#started = true;
@@ -118,12 +150,17 @@ export class OutboxDispatcher {
     this.nudge();
   }
 
-  /** Once started: dispatches now, or once more after the round in flight ends. Never throws. */
+  /**
+   * Once started: dispatches after NUDGE_GATHER_MS (or after the round in flight ends), once for all the nudges of
+   * that time. Under load the commits of that window then share a round: one claim and one closing transaction for
+   * all of them, instead of a round each. Never throws.
+   */
   nudge(): void {
     if (!this.#started || this.#stopped) return;
     if (this.#again) return;
     this.#again = true;
     this.#running = this.#running.then(async () => {
+      await new Promise((resolve) => setTimeout(resolve, NUDGE_GATHER_MS));
       this.#again = false;
       try {
         await this.dispatchDue();
@@ -155,7 +192,7 @@ export class OutboxDispatcher {
       attempts: number;
     }>`update outbox o set leased_until = ${leasedUntil}::timestamptz, attempts = o.attempts + 1
       where o.id in (select id from outbox
-        where sent_at is null and due_at <= ${now}::timestamptz
+        where due_at <= ${now}::timestamptz
           and (leased_until is null or leased_until <= ${now}::timestamptz)
         order by due_at, id limit ${batchSize}
         for update skip locked)
@@ -170,64 +207,71 @@ export class OutboxDispatcher {
     }));
   }
 
-  async #deliver(message: ClaimedMessage, now: Date | undefined): Promise<keyof DispatchReport> {
+  async #deliver(message: ClaimedMessage): Promise<Delivery> {
+    const handler = this.#handlerOf(message);
+    try {
+      const result = await withTimeout(handler.send(message), this.#options.sendTimeoutMs);
+      return { kind: 'sent', message, result };
+    } catch (error) {
+      const reason = handler.refusalOf(error);
+      return reason === undefined
+        ? { kind: 'retried', message, error }
+        : { kind: 'refused', message, reason };
+    }
+  }
+
+  #handlerOf(message: ClaimedMessage): OutboxHandler {
     const handler = this.#handlers.get(message.topic);
     if (!handler) throw new Error(`no outbox handler for topic ${message.topic}`);
-    let result: Record<string, unknown>;
-    try {
-      result = await withTimeout(handler.send(message), this.#options.sendTimeoutMs);
-    } catch (error) {
-      const refusal = handler.refusalOf(error);
-      if (refusal !== undefined) {
-        await this.#close(
-          message,
-          { refused: refusal },
-          (tx, at) => handler.refused(tx, message, refusal, at),
-          now,
-        );
-        return 'refused';
-      }
-      await this.#retryLater(message, error, now);
-      return 'retried';
-    }
-    await this.#close(message, result, (tx, at) => handler.sent(tx, message, result, at), now);
-    return 'sent';
+    return handler;
   }
 
-  /** Marks the message sent and applies its outcome, once: a second close (a message sent twice) changes nothing. */
-  async #close(
-    message: ClaimedMessage,
-    result: Record<string, unknown>,
-    apply: (tx: Tx, at: Date) => Promise<void>,
-    now: Date | undefined,
-  ): Promise<void> {
-    const at = now ?? this.#options.now();
-    await withTransaction(this.#options.db, async (tx) => {
-      const { rows } =
-        await sql`update outbox set sent_at = ${at.toISOString()}::timestamptz, result = ${JSON.stringify(result)}::jsonb,
-          leased_until = null, last_error = null
-        where id = ${message.id}::uuid and sent_at is null returning id`.execute(tx);
-      if (rows.length === 1) await apply(tx, at);
-    });
-  }
-
-  async #retryLater(message: ClaimedMessage, error: unknown, now: Date | undefined): Promise<void> {
-    const at = now ?? this.#options.now();
-    const delayMs = backoffMs(message.attempt, this.#options);
-    const text = error instanceof Error ? error.message : String(error);
-    this.#options.logger.warn(
-      {
-        outboxId: message.id,
-        topic: message.topic,
-        attempt: message.attempt,
-        retryInMs: delayMs,
-        err: error,
-      },
-      'outbox message not sent; it will be retried',
-    );
-    await sql`update outbox set due_at = ${new Date(at.getTime() + delayMs).toISOString()}::timestamptz,
-        leased_until = null, last_error = ${text.slice(0, 1000)}
-      where id = ${message.id}::uuid and sent_at is null`.execute(this.#options.db);
+  /**
+   * Records a round: the answered and refused messages deleted and their outcomes applied, in one transaction (a
+   * message another process closed meanwhile is not applied again); the retries due again later, and the released
+   * ones free at once, in one statement.
+   */
+  async #record(deliveries: readonly Delivery[], at: Date): Promise<void> {
+    // In id order, so that two processes closing the same messages (a lease that ran out) lock them alike.
+    const closing = deliveries
+      .flatMap((d) => (d.kind === 'sent' || d.kind === 'refused' ? [d] : []))
+      .sort((a, b) => (a.message.id < b.message.id ? -1 : 1));
+    if (closing.length > 0)
+      await withTransaction(this.#options.db, async (tx) => {
+        const { rows } = await sql<{ id: string }>`delete from outbox
+          where id = any(${closing.map((d) => d.message.id)}::uuid[]) returning id`.execute(tx);
+        const closed = new Set(rows.map((row) => row.id));
+        for (const handler of this.#handlers.values()) {
+          const mine = closing.filter((d) => closed.has(d.message.id) && d.message.topic === handler.topic);
+          const answered = mine.flatMap((d) => (d.kind === 'sent' ? [d] : []));
+          const refusals = mine.flatMap((d) => (d.kind === 'refused' ? [d] : []));
+          if (answered.length > 0) await handler.sent(tx, answered, at);
+          if (refusals.length > 0) await handler.refused(tx, refusals, at);
+        }
+      });
+    const retried = deliveries.flatMap((d) => (d.kind === 'retried' ? [d] : []));
+    for (const { message, error } of retried)
+      this.#options.logger.warn(
+        { outboxId: message.id, topic: message.topic, attempt: message.attempt, err: error },
+        'outbox message not sent; it will be retried',
+      );
+    const released = deliveries.flatMap((d) => (d.kind === 'released' ? [d.message] : []));
+    const later = [
+      ...retried.map(({ message, error }) => ({
+        id: message.id,
+        dueAt: new Date(at.getTime() + backoffMs(message.attempt, this.#options)).toISOString(),
+        error: (error instanceof Error ? error.message : String(error)).slice(0, 1000),
+        tries: 0,
+      })),
+      // A released message was not tried: its claim does not count as an attempt.
+      ...released.map((message) => ({ id: message.id, dueAt: null, error: null, tries: -1 })),
+    ];
+    if (later.length > 0)
+      await sql`update outbox o set due_at = coalesce(l.due_at, o.due_at), leased_until = null,
+          last_error = coalesce(l.error, o.last_error), attempts = o.attempts + l.tries
+        from unnest(${later.map((l) => l.id)}::uuid[], ${later.map((l) => l.dueAt)}::timestamptz[],
+          ${later.map((l) => l.error)}::text[], ${later.map((l) => l.tries)}::integer[]) as l(id, due_at, error, tries)
+        where o.id = l.id`.execute(this.#options.db);
   }
 }
 

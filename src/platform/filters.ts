@@ -24,8 +24,6 @@ const OPERATOR_SUFFIX = /^(.+?)__(gt|gte|lt)$/;
 
 import { isUuid } from '../domain/uuid.ts';
 
-export { isUuid };
-
 // ISO 8601 with a time and an offset; a bare date is also taken (that day's UTC midnight).
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 const VALUE_LENGTH_MAX = 256;

@@ -1,5 +1,5 @@
 /**
- * Bank business days for US payment rails. A day is a 'YYYY-MM-DD' string, as in `earnings/calendar.ts`.
+ * Bank business days for US payment rails. A day is a 'YYYY-MM-DD' string, as in `domain/calendar.ts`.
  * The federal holidays come from `@18f/us-federal-holidays` (`allForYear`), bent to the Federal Reserve's rule:
  * one on a Sunday is observed the Monday after, one on a Saturday is not observed at all (the Friday before stays a
  * business day), unlike the federal-employee rule the library defaults to. Hence:

@@ -47,13 +47,13 @@ export interface PendingPayment {
   railReference: string;
   requestedAmountMinor: number;
   expectedSettleAt: Date;
-  /** Already settled in the books: only a return can still come for it. */
-  settled: boolean;
 }
 
 /**
- * What happened to a payment. FAILED: it never reached the destination. RETURNED: it was settled, then sent back
- * (an ACH return after settlement). `reason` is the rail's code (R01, DESTINATION_REJECTED, …).
+ * What happened to a payment. FAILED: it never reached the destination. RETURNED: it came back from the receiving
+ * bank (an ACH return), before or after the books counted it settled; returns reach the money core from the rail
+ * adapter that reads them (ach-rail.ts), `outcomes` answers SETTLED or FAILED. `reason` is the rail's code (R01,
+ * DESTINATION_REJECTED, …).
  */
 export type RailOutcome =
   | { reference: string; status: 'SETTLED' }

@@ -2,7 +2,7 @@
  * A payment rail that moves no money: it settles on a realistic schedule and fails on a few magic amounts, so
  * partners can exercise every transfer state in the sandbox.
  */
-import { localDateOf, startOfLocalDay } from '../domain/calendar.ts';
+import { localDateOf, localInstant } from '../domain/calendar.ts';
 import { nextBusinessDay } from './business-days.ts';
 import type { PaymentRail, RailAcceptance, RailInstruction, RailOutcome } from './payment-rail.ts';
 
@@ -16,8 +16,7 @@ export const SANDBOX_FAILURE_AMOUNTS: ReadonlyMap<number, string> = new Map([
   [4040, 'DESTINATION_NOT_FOUND'], // $40.40
 ]);
 
-const HOUR_MS = 3_600_000;
-const SETTLEMENT_HOUR = 9;
+const SETTLEMENT_TIME = '09:00';
 
 export interface SandboxRailOptions {
   instantDelayMs?: number;
@@ -33,20 +32,13 @@ export function createSandboxRail(options: SandboxRailOptions = {}): SandboxRail
   const instantDelayMs = options.instantDelayMs ?? 2 * 60_000;
   const timeZone = options.timeZone ?? 'America/New_York';
   // Throws a RangeError on an unknown zone, so a misconfigured rail fails at start-up, not at the first transfer.
-  const hourFormatter = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', hour: 'numeric' });
-
-  /** 09:00 local on `day`. Midnight + 9 h is off by the shift when the clocks change in between. */
-  function settlementInstant(day: string): Date {
-    const guess = startOfLocalDay(day, timeZone).getTime() + SETTLEMENT_HOUR * HOUR_MS;
-    const localHour = Number(hourFormatter.format(new Date(guess)));
-    return new Date(guess + (SETTLEMENT_HOUR - localHour) * HOUR_MS);
-  }
+  new Intl.DateTimeFormat('en-US', { timeZone });
 
   function scheduledInstant(instruction: Pick<RailInstruction, 'schedule' | 'submittedAt'>): Date {
     const { submittedAt } = instruction;
     if (instruction.schedule === 'WITHIN_THIRTY_MINUTES')
       return new Date(submittedAt.getTime() + instantDelayMs);
-    return settlementInstant(nextBusinessDay(localDateOf(submittedAt, timeZone)));
+    return localInstant(nextBusinessDay(localDateOf(submittedAt, timeZone)), SETTLEMENT_TIME, timeZone);
   }
 
   /** When the sandbox delivers an instruction: a pure function of it, so a resend answers the same. */
@@ -67,12 +59,7 @@ export function createSandboxRail(options: SandboxRailOptions = {}): SandboxRail
     },
     async outcomes(pending, now): Promise<RailOutcome[]> {
       return pending
-        .filter(
-          (payment) =>
-            payment.railReference.startsWith('sandbox-') &&
-            !payment.settled &&
-            payment.expectedSettleAt <= now,
-        )
+        .filter((payment) => payment.railReference.startsWith('sandbox-') && payment.expectedSettleAt <= now)
         .map((payment): RailOutcome => {
           const reason =
             payment.purpose === 'ADVANCE'

@@ -1,7 +1,6 @@
+import type { BankAccountSecrets } from '../crypto/bank-account-secrets.ts';
 import type { Tx } from '../db/transaction.ts';
-import type { BankAccountSecrets } from '../resources/accounts/bank-account-secrets.ts';
-import { maskNumber } from '../resources/accounts/routing-number.ts';
-import { UAT_ROUTING_NUMBER } from '../resources/accounts/service.ts';
+import { maskNumber, UAT_ROUTING_NUMBER } from '../domain/routing-number.ts';
 import { insertBankAccount } from '../resources/accounts/store.ts';
 
 export interface DemoBankAccount {

@@ -10,6 +10,9 @@ import {
 import type { MoneyCore } from '../money/money-core.ts';
 import { createSandboxRail } from '../rails/sandbox-rail.ts';
 
+/** The demo history is the sandbox's, whatever rail pays bank accounts in this process: it plans with it. */
+const SANDBOX = createSandboxRail();
+
 /** A demo worker as the history needs it: who, which job and accounts, and what a day of work pays. */
 export interface DemoWorker {
   personId: string;
@@ -58,7 +61,7 @@ export function demoHistorySteps(
 ): DemoHistoryStep[] {
   const today = localDateOf(now, calendar.timeZone);
   const current = payPeriodContaining(calendar, today);
-  const past = lastPeriodPaidBy(core, calendar, current, now);
+  const past = lastPeriodPaidBy(calendar, current, now);
   const at = (day: string, hours: number) =>
     new Date(startOfLocalDay(day, calendar.timeZone).getTime() + hours * HOUR_MS);
   // The past period: two days worked, two advances on the second evening (the rail resolves them the next
@@ -112,7 +115,7 @@ export function demoHistorySteps(
     {
       name: 'past period: the pay arrives',
       run: async () => {
-        await core.settle(depositInstant(core, past));
+        await core.settle(depositInstant(past));
       },
     },
     {
@@ -136,9 +139,9 @@ export function demoHistorySteps(
  * The latest period before `current` whose pay has arrived by `now`: the previous one, or — early in the current
  * period, before the previous period's deposit date — the one before it.
  */
-function lastPeriodPaidBy(core: MoneyCore, calendar: PayCalendar, current: PayPeriod, now: Date): PayPeriod {
+function lastPeriodPaidBy(calendar: PayCalendar, current: PayPeriod, now: Date): PayPeriod {
   let period = previousPayPeriod(calendar, current);
-  while (depositInstant(core, period) > now) period = previousPayPeriod(calendar, period);
+  while (depositInstant(period) > now) period = previousPayPeriod(calendar, period);
   return period;
 }
 
@@ -146,12 +149,9 @@ function payrollInstant(period: PayPeriod): Date {
   return new Date(period.endsAt.getTime() + HOUR_MS);
 }
 
-/**
- * When the sandbox rail delivers a paycheck of this period paid at payrollInstant: the demo history is the
- * sandbox's, whatever rail pays bank accounts in this process.
- */
-function depositInstant(_core: MoneyCore, period: PayPeriod): Date {
-  return createSandboxRail().settleAt({
+/** When the sandbox rail delivers a paycheck of this period paid at payrollInstant. */
+function depositInstant(period: PayPeriod): Date {
+  return SANDBOX.settleAt({
     purpose: 'PAYCHECK',
     schedule: 'NEXT_BUSINESS_DAY',
     submittedAt: payrollInstant(period),
@@ -207,7 +207,7 @@ async function advance(
   submittedAt: Date,
 ): Promise<Date> {
   const settleAt = (at: Date) =>
-    createSandboxRail().settleAt({ purpose: 'ADVANCE', schedule: 'NEXT_BUSINESS_DAY', submittedAt: at });
+    SANDBOX.settleAt({ purpose: 'ADVANCE', schedule: 'NEXT_BUSINESS_DAY', submittedAt: at });
   const made = await core.db
     .selectFrom('transfers')
     .select('submitted_at')

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Config, loadConfig } from '../config.ts';
+import { BankAccountSecrets } from '../crypto/bank-account-secrets.ts';
 import { hashPassword } from '../crypto/passwords.ts';
 import type { Db } from '../db/database.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
@@ -9,7 +10,6 @@ import type { PayCalendar } from '../money/earnings/pay-periods.ts';
 import { salaryPerWorkingDayMinor } from '../money/earnings/paycheck-math.ts';
 import { createMoneyCore } from '../money/money-core.ts';
 import { insertClient } from '../oauth/clients.ts';
-import { BankAccountSecrets } from '../resources/accounts/bank-account-secrets.ts';
 import { insertDemoBankAccount } from './demo-bank-account.ts';
 import {
   DEMO_SHIFT_HOURS,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
+import { BankAccountSecrets, context } from '../../src/crypto/bank-account-secrets.ts';
 import { open } from '../../src/crypto/secret-box.ts';
-import { BankAccountSecrets, context } from '../../src/resources/accounts/bank-account-secrets.ts';
 import { AccountService } from '../../src/resources/accounts/service.ts';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { BASE_URL, buildTestApp, type TestApp } from '../helpers/build-test-app.ts';

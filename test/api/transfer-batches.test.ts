@@ -16,7 +16,7 @@ import {
 import { onPostgres } from '../helpers/test-database.ts';
 
 /**
- * Group commit of advances (platform/keyed-batch.ts) through HTTP: advances that arrive while another is in flight
+ * Group commit of advances (idempotency/keyed-batch.ts) through HTTP: advances that arrive while another is in flight
  * share one transaction, and each still gets exactly the answer it would get alone. One transaction in flight at a
  * time, so that whatever arrives meanwhile waits and is batched. On the embedded database a request's statements
  * run on this thread without yielding, so the next request arrives only after it has answered and no batch forms:

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { type TestContext, test } from 'node:test';
-import { type Db, openDatabase } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
+import { test } from 'node:test';
+import type { Db } from '../../src/db/database.ts';
 import { claimRun, finishRun } from '../../src/jobs/scheduled-run.ts';
 import {
   dailyRunKey,
@@ -11,25 +10,10 @@ import {
   Scheduler,
   type SchedulerLogger,
 } from '../../src/jobs/scheduler.ts';
-import { createTestDatabase, onPostgres } from '../helpers/test-database.ts';
+import { openTwoHandles } from '../helpers/test-database.ts';
 
 const T0 = new Date('2025-03-03T09:00:00.000Z');
 const MINUTE_MS = 60_000;
-
-/**
- * Two handles on one migrated database, as two processes would hold. On PostgreSQL they are separate pools; an
- * in-memory PGlite cannot be opened twice, so there both are the same handle.
- */
-async function openTwoHandles(t: TestContext): Promise<[Db, Db]> {
-  const target = await createTestDatabase(t);
-  const first = await openDatabase(target.config);
-  t.after(() => first.close());
-  await migrate(first.db);
-  if (!onPostgres) return [first.db, first.db];
-  const second = await openDatabase(target.config);
-  t.after(() => second.close());
-  return [first.db, second.db];
-}
 
 function fakeClock(start: Date) {
   let nowMs = start.getTime();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../../src/config.ts';
 import { TransferService } from '../../src/money/advances/advance-service.ts';
 import { railDispatcher } from '../../src/money/money-core.ts';
 import { settleDue } from '../../src/money/settlement.ts';
@@ -151,7 +152,7 @@ export async function createPayrollRoster(
     );
   // Settled well before payday: a PENDING advance would hold its paycheck instead.
   const settleAt = new Date(advanceAt.getTime() + 5 * 86_400_000);
-  await railDispatcher(db, world.ledger, rail).dispatchDue(settleAt);
+  await railDispatcher(db, world.ledger, rail, loadConfig({}).money.outbox).dispatchDue(settleAt);
   const settled = await settleDue(db, world.ledger, rail, settleAt);
   if (settled.settled !== advanced.length)
     throw new Error(`settled ${settled.settled} of ${advanced.length}`);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { after, type TestContext } from 'node:test';
 import pg from 'pg';
 import { type DatabaseConfig, loadConfig } from '../../src/config.ts';
-import { type Database, openDatabase } from '../../src/db/database.ts';
+import { type Database, type Db, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
 /** The PostgreSQL the suite runs against when DATABASE_URL is set; otherwise every test uses in-memory PGlite. */
@@ -67,6 +67,21 @@ export async function openTestDatabase(t: TestContext): Promise<TestDatabase> {
   const database = await openMigrated(target);
   t.after(() => database.close());
   return database;
+}
+
+/**
+ * Two handles on one migrated database, as two processes hold them. On PostgreSQL they are separate pools; an
+ * in-memory PGlite cannot be opened twice, so there both are the same handle.
+ */
+export async function openTwoHandles(t: TestContext): Promise<[Db, Db]> {
+  const target = await createTestDatabase(t);
+  const first = await openDatabase(target.config);
+  t.after(() => first.close());
+  await migrate(first.db);
+  if (!onPostgres) return [first.db, first.db];
+  const second = await openDatabase(target.config);
+  t.after(() => second.close());
+  return [first.db, second.db];
 }
 
 let fileDatabase: Promise<{ database: TestDatabase; target: TestDatabaseTarget }> | undefined;

@@ -137,3 +137,47 @@ test('EWA_TRUST_PROXY: off by default, true, or proxy addresses and ranges', () 
   assert.throws(() => loadConfig({ EWA_TRUST_PROXY: 'proxy.example' }), /EWA_TRUST_PROXY is true, false/);
   assert.throws(() => loadConfig({ EWA_TRUST_PROXY: '10.0.0.0/33' }), /EWA_TRUST_PROXY/);
 });
+
+test('the rail settings: an ACH identity that does not fit its file field stops the start, naming the variable', () => {
+  assert.equal(loadConfig({}).money.rail, 'sandbox');
+  const ach = loadConfig({ EWA_RAIL: 'ach' }).money.ach;
+  assert.equal(ach.immediateDestination, '110000000');
+  assert.throws(() => loadConfig({ EWA_RAIL: 'wire' }), /EWA_RAIL must be one of sandbox, ach/);
+  for (const [name, value, message] of [
+    [
+      'EWA_ACH_IMMEDIATE_DESTINATION',
+      '12345678',
+      /EWA_ACH_IMMEDIATE_DESTINATION must be a 9-digit routing number/,
+    ],
+    ['EWA_ACH_IMMEDIATE_DESTINATION', '110000001', /fails the routing-number checksum/],
+    ['EWA_ACH_ODFI', '1100000', /EWA_ACH_ODFI must be the originating bank's 8-digit id/],
+    ['EWA_ACH_COMPANY_ID', 'abc', /EWA_ACH_COMPANY_ID must be 10 digits or capitals/],
+    ['EWA_ACH_COMPANY_NAME', 'A NAME LONGER THAN 16', /EWA_ACH_COMPANY_NAME must be up to 16/],
+  ] as const) {
+    assert.throws(() => loadConfig({ EWA_RAIL: 'ach', [name]: value }), message);
+    // Without ACH the identity is not used, so it is not checked.
+    assert.doesNotThrow(() => loadConfig({ [name]: value }));
+  }
+  assert.throws(
+    () => loadConfig({ EWA_RAIL_TIMEOUT_SECONDS: '60', EWA_OUTBOX_LEASE_SECONDS: '60' }),
+    /EWA_RAIL_TIMEOUT_SECONDS \(60\) must be shorter than EWA_OUTBOX_LEASE_SECONDS \(60\)/,
+  );
+});
+
+test("production with ACH must name its own bank, not the sandbox's", () => {
+  const production = {
+    EWA_ENV: 'production',
+    EWA_SEED_DEMO: 'false',
+    DATABASE_URL: 'postgres://db/ewa',
+    EWA_MASTER_KEY: STRONG_KEY,
+    EWA_RAIL: 'ach',
+  };
+  assert.throws(
+    () => loadConfig(production),
+    /EWA_RAIL=ach in production needs EWA_ACH_IMMEDIATE_DESTINATION/,
+  );
+  assert.equal(
+    loadConfig({ ...production, EWA_ACH_IMMEDIATE_DESTINATION: '021000021' }).money.ach.immediateDestination,
+    '021000021',
+  );
+});

@@ -8,10 +8,10 @@ import {
   type NachaBatch,
   type NachaEntry,
   type NachaFileSpec,
-  NachaFormatError,
   summarizeNachaFile,
   writeNachaFile,
 } from '../../src/rails/ach/nacha-file.ts';
+import { NachaFormatError } from '../../src/rails/ach/nacha-layout.ts';
 
 const GOLDEN = new URL('../fixtures/ach/origination-golden.ach', import.meta.url);
 const ODFI = '09100001';

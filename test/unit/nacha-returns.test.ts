@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { NachaFormatError, writeNachaFile } from '../../src/rails/ach/nacha-file.ts';
+import { writeNachaFile } from '../../src/rails/ach/nacha-file.ts';
+import { NachaFormatError } from '../../src/rails/ach/nacha-layout.ts';
 import { parseReturnFile, RETURN_REASONS } from '../../src/rails/ach/nacha-returns.ts';
 
 // Written by hand from the Nacha layout, not by our writer: four returns (R01-R04) in a PPD batch, one notification

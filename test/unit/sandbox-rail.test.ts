@@ -29,7 +29,6 @@ async function outcomeOf(rail: PaymentRail, sent: RailInstruction) {
         railReference: `sandbox-${sent.reference}`,
         requestedAmountMinor: sent.requestedAmountMinor,
         expectedSettleAt: sent.submittedAt,
-        settled: false,
       },
     ],
     new Date('2100-01-01T00:00:00Z'),

@@ -7,7 +7,7 @@ import { firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { KeyedWork, StoredResponse, WorkKind } from '../../idempotency/idempotency.ts';
+import type { KeyedWork, StoredResponse, WorkKind } from '../../idempotency/keyed-work.ts';
 import type { SystemLedger } from '../../ledger/ledger-accounts.ts';
 import { advanceSubmitted } from '../../ledger/movements.ts';
 import { type JobTerms, loadJobTerms } from '../earnings/job-terms.ts';

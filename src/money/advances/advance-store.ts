@@ -1,6 +1,6 @@
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import type { ReadGuard } from '../../idempotency/idempotency.ts';
+import type { ReadGuard } from '../../idempotency/keyed-work.ts';
 import { type Movement, movementWrites } from '../../ledger/posting.ts';
 import { type OutboxMessage, outboxWrites } from '../../outbox/outbox-message.ts';
 import { JOB_TERMS_COLUMNS, type JobTerms, type JobTermsRow, toJobTerms } from '../earnings/job-terms.ts';
@@ -16,7 +16,7 @@ import type {
  * The SQL of advances, as statements for two batches (db/statement-batch.ts), so that advances cost two round trips:
  * first the employers and people locked, then the people read with their origin, job, terms and destination, and
  * the money state in a statement of its own; then every write in one statement. Each statement serves any number of
- * advances at once (of different people): one alone, or a batch sharing a transaction (platform/keyed-batch.ts),
+ * advances at once (of different people): one alone, or a batch sharing a transaction (idempotency/keyed-batch.ts),
  * with the same text, so that each is prepared once per connection. Each row read names its advance by `n`, its
  * 1-based position.
  *

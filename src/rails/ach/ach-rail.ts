@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { type Tx, withTransaction } from '../../db/transaction.ts';
+import { localDateOf } from '../../domain/calendar.ts';
 import { isBusinessDay, nextBusinessDay } from '../business-days.ts';
 import {
   type PaymentRail,
@@ -13,7 +14,13 @@ import {
   type RailOutcome,
   RailRejection,
 } from '../payment-rail.ts';
-import { effectiveEntryDateFor, settlementInstant, windowFor } from './ach-windows.ts';
+import {
+  ACH_TIME_ZONE,
+  effectiveEntryDateFor,
+  settlementInstant,
+  windowById,
+  windowFor,
+} from './ach-windows.ts';
 import { type NachaEntry, summarizeNachaFile, writeNachaFile } from './nacha-file.ts';
 import { parseReturnFile } from './nacha-returns.ts';
 
@@ -86,7 +93,7 @@ export function createAchRail(options: AchRailOptions): AchRail {
         if (known) return known;
         const window = await openWindow(tx, options.now());
         const notBeforeDay = instruction.notBefore
-          ? new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York' }).format(instruction.notBefore)
+          ? localDateOf(instruction.notBefore, ACH_TIME_ZONE)
           : undefined;
         const effective = effectiveEntryDateFor(window, notBeforeDay, nextBusinessDay, isBusinessDay);
         const settlesAt = settlementInstant(effective);
@@ -139,57 +146,46 @@ export function createAchRail(options: AchRailOptions): AchRail {
         if (name.startsWith('.')) continue;
         const text = await readFile(join(options.inboundDir, name), 'utf8');
         const sha256 = createHash('sha256').update(text).digest('hex');
+        let parsed: ReturnType<typeof parseReturnFile> | undefined;
+        let refusal: string | null = null;
+        try {
+          parsed = parseReturnFile(text);
+        } catch (error) {
+          refusal = error instanceof Error ? error.message : String(error);
+        }
         const read = await withTransaction(db, async (tx) => {
-          const { rows: seen } = await sql`select 1 from ach_return_files where sha256 = ${sha256}
-            for update`.execute(tx);
-          if (seen.length > 0) return undefined;
-          let parsed: ReturnType<typeof parseReturnFile>;
-          try {
-            parsed = parseReturnFile(text);
-          } catch (error) {
-            await recordFile(
-              tx,
-              sha256,
-              name,
-              now,
-              0,
-              0,
-              error instanceof Error ? error.message : String(error),
-            );
-            return 'refused' as const;
-          }
-          const traces = parsed.returns.map((r) => r.originalTraceNumber);
+          // The file's row is the claim: a file read before (by this process or another) is skipped.
+          if (!parsed) return (await claimFile(tx, sha256, name, now, 0, 0, refusal)) ? 'refused' : undefined;
+          const returns = parsed.returns;
           const { rows: entries } = await sql<{
             trace_number: string;
             reference: string;
             purpose: 'ADVANCE' | 'PAYCHECK';
-          }>`
-            select trace_number, reference, purpose from ach_entries where trace_number = any(${traces}::text[])`.execute(
-            tx,
-          );
+          }>`select trace_number, reference, purpose from ach_entries
+            where trace_number = any(${returns.map((r) => r.originalTraceNumber)}::text[])`.execute(tx);
           const entryOf = new Map(entries.map((e) => [e.trace_number, e]));
-          await recordFile(
+          const matched = returns.filter((r) => entryOf.has(r.originalTraceNumber));
+          const unmatched = returns.length - matched.length;
+          if (!(await claimFile(tx, sha256, name, now, returns.length, unmatched, null))) return undefined;
+          // A return of an entry already returned (another file told it first) is applied once.
+          const { rows: fresh } = await sql<{
+            trace_number: string;
+            return_code: string;
+          }>`insert into ach_returns
+              (trace_number, return_code, file_sha256, received_at)
+            select trace_number, return_code, ${sha256}, ${now.toISOString()}::timestamptz
+            from unnest(${matched.map((r) => r.originalTraceNumber)}::text[],
+              ${matched.map((r) => r.returnCode)}::text[]) as r(trace_number, return_code)
+            on conflict (trace_number) do nothing
+            returning trace_number, return_code`.execute(tx);
+          await apply(
             tx,
-            sha256,
-            name,
-            now,
-            parsed.returns.length,
-            parsed.returns.length - entryOf.size,
-            null,
+            fresh.map((row) => {
+              const entry = entryOf.get(row.trace_number)!;
+              return { reference: entry.reference, purpose: entry.purpose, returnCode: row.return_code };
+            }),
           );
-          const fresh: MatchedReturn[] = [];
-          for (const ret of parsed.returns) {
-            const entry = entryOf.get(ret.originalTraceNumber);
-            if (!entry) continue;
-            const { rows: inserted } =
-              await sql`insert into ach_returns (trace_number, return_code, file_sha256, received_at)
-              values (${entry.trace_number}, ${ret.returnCode}, ${sha256}, ${now.toISOString()}::timestamptz)
-              on conflict (trace_number) do nothing returning trace_number`.execute(tx);
-            if (inserted.length === 1)
-              fresh.push({ reference: entry.reference, purpose: entry.purpose, returnCode: ret.returnCode });
-          }
-          await apply(tx, fresh);
-          return { returns: fresh.length, unmatched: parsed.returns.length - entryOf.size };
+          return { returns: fresh.length, unmatched };
         });
         if (read === undefined) continue;
         report.files++;
@@ -232,9 +228,10 @@ async function openWindow(tx: Tx, now: Date) {
 /** Composes one window's file in one transaction: the file row and the window's cut stand or fall together. */
 async function composeFile(options: AchRailOptions, windowId: string, now: Date): Promise<boolean> {
   return withTransaction(options.db, async (tx) => {
-    const { rows: window } = await sql<{ cut_at: Date | null; cutoff_at: Date }>`select cut_at, cutoff_at
+    const { rows: locked } = await sql<{ cut_at: Date | null }>`select cut_at
       from ach_windows where id = ${windowId} for update`.execute(tx);
-    if (!window[0] || window[0].cut_at !== null) return false;
+    if (!locked[0] || locked[0].cut_at !== null) return false;
+    const window = windowById(windowId);
     const { rows: entries } = await sql<{
       purpose: 'ADVANCE' | 'PAYCHECK';
       reference: string;
@@ -282,18 +279,17 @@ async function composeFile(options: AchRailOptions, windowId: string, now: Date)
         }),
       };
     });
-    const modifier = windowId.endsWith('1030') ? 'A' : windowId.endsWith('1445') ? 'B' : 'C';
     const content = writeNachaFile({
       immediateDestination: identity.immediateDestination,
       immediateDestinationName: identity.immediateDestinationName,
       immediateOrigin: identity.immediateOrigin,
       immediateOriginName: identity.immediateOriginName,
-      createdAt: window[0].cutoff_at,
-      fileIdModifier: modifier,
+      createdAt: window.cutoffAt,
+      fileIdModifier: window.fileIdModifier,
       batches,
     });
     const summary = summarizeNachaFile(content);
-    const fileName = `ewa-${windowId.replace('/', '-').replaceAll('-', '')}-${modifier}.ach`;
+    const fileName = `ewa-${windowId.replaceAll('-', '').replace('/', '-')}-${window.fileIdModifier}.ach`;
     await sql`insert into ach_files (window_id, file_name, content, entry_count, total_credit_minor, entry_hash, created_at)
       values (${windowId}, ${fileName}, ${content}, ${summary.entryCount}, ${summary.totalCreditMinor},
         ${summary.entryHash}, ${now.toISOString()}::timestamptz)`.execute(tx);
@@ -301,7 +297,8 @@ async function composeFile(options: AchRailOptions, windowId: string, now: Date)
   });
 }
 
-async function recordFile(
+/** Records a return file as read; false when it was read before. */
+async function claimFile(
   tx: Tx,
   sha256: string,
   name: string,
@@ -309,10 +306,12 @@ async function recordFile(
   returns: number,
   unmatched: number,
   error: string | null,
-): Promise<void> {
-  await sql`insert into ach_return_files (sha256, file_name, read_at, returns, unmatched, error)
+): Promise<boolean> {
+  const { rows } =
+    await sql`insert into ach_return_files (sha256, file_name, read_at, returns, unmatched, error)
     values (${sha256}, ${name}, ${now.toISOString()}::timestamptz, ${returns}, ${unmatched}, ${error})
-    on conflict (sha256) do nothing`.execute(tx);
+    on conflict (sha256) do nothing returning sha256`.execute(tx);
+  return rows.length === 1;
 }
 
 /** Writes a file whole: to a hidden temporary name, flushed to disk, then renamed into place. */

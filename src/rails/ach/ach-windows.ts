@@ -3,15 +3,14 @@
  * Reserve, on the wall clocks of New York, on each bank business day. The business-day calendar is a parameter, so
  * that this module stays pure and tests can declare any day a holiday.
  *
- * Wall-clock times are turned into instants with the zone's offset at that time of that day, so that they stay right
- * across daylight-saving changes. The times used here (08:30 to 16:45) never fall in the hour a change skips or
- * repeats (it happens at 02:00), so each has exactly one instant.
+ * The times used here (08:30 to 16:45) never fall in the hour a daylight-saving change skips or repeats (it happens
+ * at 02:00), so each has exactly one instant.
  */
-import { addDays, localDateOf } from '../../domain/calendar.ts';
+import { addDays, localDateOf, localInstant } from '../../domain/calendar.ts';
 
 export const ACH_WINDOW_CUTOFFS = ['10:30', '14:45', '16:45'] as const;
 
-const ACH_TIME_ZONE = 'America/New_York';
+export const ACH_TIME_ZONE = 'America/New_York';
 const FILE_ID_MODIFIERS = ['A', 'B', 'C'] as const;
 const SETTLEMENT_TIME = '08:30';
 const DAY_MS = 86_400_000;
@@ -27,37 +26,15 @@ export interface AchWindow {
   fileIdModifier: 'A' | 'B' | 'C';
 }
 
-const offsetFormatter = new Intl.DateTimeFormat('en-US', {
-  timeZone: ACH_TIME_ZONE,
-  timeZoneName: 'longOffset',
-});
-
-/** Minutes New York is ahead of UTC at that instant (negative: -300 in winter, -240 in summer). */
-function offsetMinutesAt(instantMs: number): number {
-  const name = offsetFormatter
-    .formatToParts(new Date(instantMs))
-    .find((part) => part.type === 'timeZoneName');
-  const match = /^GMT(?:([+-])(\d{2}):(\d{2}))?$/.exec(name?.value ?? '');
-  if (!match) throw new Error(`unexpected time zone offset ${name?.value}`);
-  if (match[1] === undefined) return 0;
-  const minutes = Number(match[2]) * 60 + Number(match[3]);
-  return match[1] === '-' ? -minutes : minutes;
-}
-
-function checkedDay(day: string, name: string): [number, number, number] {
+function checkedDay(day: string, name: string): void {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(typeof day === 'string' ? day : '');
   if (!match || addDays(day, 0) !== day) throw new RangeError(`${name} must be a calendar day YYYY-MM-DD`);
-  return [Number(match[1]), Number(match[2]), Number(match[3])];
 }
 
 /** The instant at which New York's wall clocks read `time` ('HH:MM') on `day`. */
 function newYorkInstant(day: string, time: string): Date {
-  const [year, month, date] = checkedDay(day, 'day');
-  const [hour, minute] = time.split(':').map(Number) as [number, number];
-  const asUtc = Date.UTC(year, month - 1, date, hour, minute);
-  // The offset at the first guess may be the other side of a change; the offset at the corrected guess is not.
-  const guess = asUtc - offsetMinutesAt(asUtc) * 60_000;
-  return new Date(asUtc - offsetMinutesAt(guess) * 60_000);
+  checkedDay(day, 'day');
+  return localInstant(day, time, ACH_TIME_ZONE);
 }
 
 function windowOf(day: string, index: number): AchWindow {
@@ -68,6 +45,15 @@ function windowOf(day: string, index: number): AchWindow {
     cutoffAt: newYorkInstant(day, cutoff),
     fileIdModifier: FILE_ID_MODIFIERS[index]!,
   };
+}
+
+/** The window an id names ('YYYY-MM-DD/HHMM'), as windowFor made it. */
+export function windowById(id: string): AchWindow {
+  const [day = '', cutoff] = id.split('/');
+  const index = ACH_WINDOW_CUTOFFS.findIndex((time) => time.replace(':', '') === cutoff);
+  if (index < 0) throw new RangeError(`${id} names no ACH window`);
+  checkedDay(day, 'day');
+  return windowOf(day, index);
 }
 
 function firstBusinessDayFrom(day: string, isBusinessDay: (day: string) => boolean): string {

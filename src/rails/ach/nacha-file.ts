@@ -11,14 +11,21 @@
  * Alphanumeric fields are upper-cased, except the account number, which is written exactly as given: it is the
  * receiving bank's identifier of the account, and changing it is not ours to do.
  */
+import { localDateOf, localTimeOf } from '../../domain/calendar.ts';
+import { isAbaRoutingNumber } from '../../domain/routing-number.ts';
+import {
+  BLOCKING_FACTOR,
+  ENTRY_HASH_MODULUS,
+  FILLER_RECORD,
+  NachaFormatError,
+  PRINTABLE_ASCII,
+  RECORD_LENGTH,
+  splitRecords,
+} from './nacha-layout.ts';
 
-const RECORD_LENGTH = 94;
-const BLOCKING_FACTOR = 10;
-const FILLER_RECORD = '9'.repeat(RECORD_LENGTH);
 const FILE_TIME_ZONE = 'America/New_York';
 const SERVICE_CLASS_CREDITS_ONLY = '220';
 const STANDARD_ENTRY_CLASS = 'PPD';
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const DAY_FORMAT = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 // Field widths set these limits: a number that does not fit its field cannot be written.
@@ -28,7 +35,6 @@ const BATCH_ENTRY_COUNT_MAX = 999_999; // batch control entry/addenda count: 6 d
 const FILE_ENTRY_COUNT_MAX = 99_999_999; // file control entry/addenda count: 8 digits
 const BLOCK_COUNT_MAX = 999_999; // file control block count: 6 digits
 const BATCH_NUMBER_MAX = 9_999_999; // 7 digits
-const ENTRY_HASH_MODULUS = 10_000_000_000; // the hash keeps its last 10 digits
 
 export interface NachaEntry {
   transactionCode: 22 | 32; // 22 checking credit, 32 savings credit
@@ -69,28 +75,6 @@ export interface NachaFileSummary {
   entryHash: string; // 10 digits
   totalDebitMinor: number;
   totalCreditMinor: number;
-}
-
-/** A value that does not fit the Nacha layout: `field` names the input field, or `line` the 1-based record. */
-export class NachaFormatError extends Error {
-  readonly field: string | undefined;
-  readonly line: number | undefined;
-
-  constructor(message: string, where: { field?: string; line?: number }) {
-    super(where.field !== undefined ? `${where.field}: ${message}` : `line ${where.line}: ${message}`);
-    this.name = 'NachaFormatError';
-    this.field = where.field;
-    this.line = where.line;
-  }
-}
-
-/** ABA check digit: the digits weighted 3, 7, 1 (repeated) sum to a multiple of ten. */
-export function hasValidCheckDigit(routingNumber: string): boolean {
-  if (!/^\d{9}$/.test(routingNumber)) return false;
-  const weights = [3, 7, 1, 3, 7, 1, 3, 7, 1];
-  let sum = 0;
-  for (let i = 0; i < 9; i++) sum += Number(routingNumber[i]) * weights[i]!;
-  return sum % 10 === 0;
 }
 
 /**
@@ -138,7 +122,7 @@ function numeric(value: number, width: number, field: string): string {
 
 function routingNumber(value: string, field: string): string {
   digits(value, 9, field);
-  if (!hasValidCheckDigit(value)) throw new NachaFormatError('wrong ABA check digit', { field });
+  if (!isAbaRoutingNumber(value)) throw new NachaFormatError('wrong ABA check digit', { field });
   return value;
 }
 
@@ -156,23 +140,12 @@ function yymmdd(day: string, field: string): string {
   return day.slice(2, 4) + day.slice(5, 7) + day.slice(8, 10);
 }
 
-const creationFormatter = new Intl.DateTimeFormat('en-US', {
-  timeZone: FILE_TIME_ZONE,
-  hourCycle: 'h23',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-});
-
 /** YYMMDD and HHMM of the instant on the wall clocks of New York, where the Federal Reserve's ACH runs. */
 function creationDateAndTime(createdAt: Date): string {
   if (!(createdAt instanceof Date) || Number.isNaN(createdAt.getTime()))
     throw new NachaFormatError('must be a valid Date', { field: 'createdAt' });
-  const parts: Record<string, string> = {};
-  for (const part of creationFormatter.formatToParts(createdAt)) parts[part.type] = part.value;
-  return `${parts.year!.slice(-2)}${parts.month}${parts.day}${parts.hour}${parts.minute}`;
+  const day = localDateOf(createdAt, FILE_TIME_ZONE);
+  return `${day.slice(2, 4)}${day.slice(5, 7)}${day.slice(8, 10)}${localTimeOf(createdAt, FILE_TIME_ZONE).replace(':', '')}`;
 }
 
 function record(text: string): string {
@@ -288,10 +261,9 @@ function batchRecords(
     traceNumbers.add(entry.traceNumber);
     previousTrace = entry.traceNumber;
     totals.entryCount += 1;
-    totals.entryHash =
-      (totals.entryHash + Number(entry.receivingRoutingNumber.slice(0, 8))) % ENTRY_HASH_MODULUS;
     totals.totalCreditMinor += entry.amountMinor;
   });
+  totals.entryHash = Number(entryHashOf(batch.entries.map((entry) => entry.receivingRoutingNumber)));
   const credit = numeric(totals.totalCreditMinor, 12, `${field}.totalCreditMinor`);
   records.push(
     record(
@@ -360,17 +332,8 @@ export function writeNachaFile(spec: NachaFileSpec): string {
  * record as written and does not re-add the entries: it is meant for files this module wrote.
  */
 export function summarizeNachaFile(text: string): NachaFileSummary {
-  const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  let control: string | undefined;
-  lines.forEach((raw, index) => {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.length !== RECORD_LENGTH)
-      throw new NachaFormatError(`record is ${line.length} characters, not ${RECORD_LENGTH}`, {
-        line: index + 1,
-      });
-    if (control === undefined && line.startsWith('9')) control = line;
-  });
+  const lines = splitRecords(text);
+  const control = lines.find((line) => line.startsWith('9'));
   if (control === undefined || !/^9\d{6}\d{6}\d{8}\d{10}\d{12}\d{12}/.test(control))
     throw new NachaFormatError('no file control record', { line: Math.max(1, lines.length) });
   return {

@@ -7,15 +7,17 @@
  * whole file with the 1-based line number rather than lose or invent a return. Tolerated: '\r\n' line ends, a
  * missing final newline, trailing filler records of nines.
  */
-import { NachaFormatError } from './nacha-file.ts';
+import {
+  BLOCKING_FACTOR,
+  ENTRY_HASH_MODULUS,
+  FILLER_RECORD,
+  NachaFormatError,
+  PRINTABLE_ASCII,
+  splitRecords,
+} from './nacha-layout.ts';
 
-const RECORD_LENGTH = 94;
-const BLOCKING_FACTOR = 10;
 const LINE_COUNT_MAX = 999_999 * BLOCKING_FACTOR; // the file control's block count has 6 digits
-const FILLER_RECORD = '9'.repeat(RECORD_LENGTH);
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const KNOWN_RECORD_TYPES = new Set(['1', '5', '6', '7', '8', '9']);
-const ENTRY_HASH_MODULUS = 10_000_000_000;
 const RETURN_ADDENDA = '99';
 const CHANGE_ADDENDA = '98';
 // "Automated return or notification of change" codes: demand credit/debit (21/26), savings (31/36),
@@ -75,23 +77,16 @@ function numberAt(line: string, from: number, to: number, lineNumber: number, na
 }
 
 function recordsOf(text: string): string[] {
-  if (typeof text !== 'string') throw new NachaFormatError('not text', { line: 1 });
-  const lines = text.split('\n');
-  if (lines.length > 1 && lines.at(-1) === '') lines.pop();
+  const lines = splitRecords(text);
   if (lines.length > LINE_COUNT_MAX)
     throw new NachaFormatError(`more than ${LINE_COUNT_MAX} records`, { line: LINE_COUNT_MAX + 1 });
-  return lines.map((raw, index) => {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.length !== RECORD_LENGTH)
-      throw new NachaFormatError(`record is ${line.length} characters, not ${RECORD_LENGTH}`, {
-        line: index + 1,
-      });
+  lines.forEach((line, index) => {
     if (!PRINTABLE_ASCII.test(line))
       throw new NachaFormatError('characters outside printable ASCII', { line: index + 1 });
     if (!KNOWN_RECORD_TYPES.has(line[0]!))
       throw new NachaFormatError(`unknown record type '${line[0]}'`, { line: index + 1 });
-    return line;
   });
+  return lines;
 }
 
 interface Totals {

@@ -8,7 +8,8 @@ import {
   TRANSFER_SCHEDULES,
   VERIFICATION_STATUSES,
 } from '../../domain/account-values.ts';
-import { type FilterSpec, isUuid } from '../../platform/filters.ts';
+import { isUuid } from '../../domain/uuid.ts';
+import type { FilterSpec } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
   LOOKUP_OR_USER_READ,

@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
+import { BankAccountSecrets } from '../../crypto/bank-account-secrets.ts';
 import type { Db } from '../../db/database.ts';
 import { lockPeople } from '../../db/lock-order.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { CREATABLE_SUBTYPES } from '../../domain/account-values.ts';
+import { isAbaRoutingNumber, maskNumber, UAT_ROUTING_NUMBER } from '../../domain/routing-number.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { accountBalancesMinor } from '../../ledger/balances.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { CardTokenKeys } from '../../tokenization/card-token.ts';
 import { findVisiblePerson } from '../people/store.ts';
-import { BankAccountSecrets } from './bank-account-secrets.ts';
 import { CardAccounts, type PreparedAccount } from './card-accounts.ts';
-import { isAbaRoutingNumber, maskNumber } from './routing-number.ts';
 import type { AccountContext } from './serialize.ts';
 import {
   type AccountRow,
@@ -26,9 +26,6 @@ import {
   insertBankAccount,
   markAccountDeleted,
 } from './store.ts';
-
-/** The routing number the sandbox accepts, and the only one (API.md, UAT values). */
-export const UAT_ROUTING_NUMBER = '110000000';
 
 export interface AccountView {
   row: AccountRow;

@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.ts';
 import { lockPeople } from '../../db/lock-order.ts';
 import { withTransaction } from '../../db/transaction.ts';
+import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
-import { isUuid } from '../../platform/filters.ts';
 import { findActiveAccountOfPerson } from '../accounts/store.ts';
 import { findVisibleJob, type JobChanges, type JobRow, updateJob } from './store.ts';
 

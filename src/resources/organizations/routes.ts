@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
+import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from '../../platform/filter-query.ts';
-import { isUuid } from '../../platform/filters.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { organizationResource } from './serialize.ts';
 import {

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
-import { type FilterSpec, isUuid } from '../../platform/filters.ts';
+import { isUuid } from '../../domain/uuid.ts';
+import type { FilterSpec } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
   OneOf,

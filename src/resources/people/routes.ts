@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
-import { isUuid } from '../../platform/filters.ts';
+import { isUuid } from '../../domain/uuid.ts';
 import { bodyIdMustMatch, ResourceIdParam, UuidString } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { CARD_PRODUCT_KEY, personResource } from './serialize.ts';

@@ -1,16 +1,13 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
+import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
-import {
-  IdempotencyKeys,
-  type IdempotencyOptions,
-  requestFingerprint,
-  routeTarget,
-  type StoredResponse,
-} from '../../idempotency/idempotency.ts';
+import { IdempotencyKeys, requestFingerprint, routeTarget } from '../../idempotency/idempotency.ts';
+import type { IdempotencyOptions, StoredResponse } from '../../idempotency/keyed-work.ts';
 import { answeredBy, type TransferService, type TransferView } from '../../money/advances/advance-service.ts';
-import { type FilterSpec, isUuid } from '../../platform/filters.ts';
+import type { FundingSourceRow } from '../../money/advances/transfer.ts';
+import type { FilterSpec } from '../../platform/filters.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import { JSON_API_MEDIA } from '../../platform/media-types.ts';
@@ -25,7 +22,6 @@ import {
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { includedFundingSources, transferResource } from './serialize.ts';
-import type { FundingSourceRow } from './store.ts';
 import { TRANSFER_FILTER_FIELDS } from './store.ts';
 import { listTransfers, readTransfer, transferNotFound } from './transfer-reads.ts';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TransferView } from '../../money/advances/advance-service.ts';
+import type { FundingSourceRow } from '../../money/advances/transfer.ts';
 import { relationship, resourceObject, toManyRelationship } from '../../platform/serializer.ts';
-import type { FundingSourceRow } from './store.ts';
 
 /** Funding sources have no row id on the wire: theirs is derived from what they join, so it never changes. */
 export function fundingSourceId(source: FundingSourceRow): string {

@@ -5,8 +5,6 @@ import type { FundingSourceRow, TransferRow } from '../../money/advances/transfe
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 
-export type { FundingSourceRow, TransferRow } from '../../money/advances/transfer.ts';
-
 export const TRANSFER_FILTER_FIELDS: FilterQueryFields = {
   submitted_at: { column: 't.submitted_at', contains: false },
 };

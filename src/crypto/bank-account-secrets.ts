@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import { open, seal } from '../../crypto/secret-box.ts';
+import { open, seal } from './secret-box.ts';
 
 /**
  * Account numbers are stored sealed (AES-256-GCM), under a key derived from the master key for this purpose only,

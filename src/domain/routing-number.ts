@@ -1,3 +1,6 @@
+/** The test routing number: the only one the sandbox takes, and the sandbox bank of its ACH files. */
+export const UAT_ROUTING_NUMBER = '110000000';
+
 const WEIGHTS = [3, 7, 1, 3, 7, 1, 3, 7, 1] as const;
 
 /** The ABA routing number check: nine digits whose 3-7-1 weighted sum is a multiple of ten. */

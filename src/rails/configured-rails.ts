@@ -1,0 +1,33 @@
+import type { Config } from '../config.ts';
+import { BankAccountSecrets } from '../crypto/bank-account-secrets.ts';
+import type { Db } from '../db/database.ts';
+import { readAchBankAccounts } from './ach/ach-bank-accounts.ts';
+import { type AchRail, createAchRail } from './ach/ach-rail.ts';
+import type { PaymentRail } from './payment-rail.ts';
+import { routeByDestination } from './routed-rail.ts';
+import { createSandboxRail } from './sandbox-rail.ts';
+
+/**
+ * The rails of EWA_RAIL, for every process that moves money (the server and the CLI alike): the sandbox for
+ * everything, or ACH through Nacha files for bank accounts with cards still on the sandbox.
+ */
+export function configuredRails(
+  config: Config,
+  db: Db,
+  now: () => Date,
+): { rail: PaymentRail; ach?: AchRail } {
+  const sandbox = createSandboxRail({ instantDelayMs: config.money.sandboxInstantSettleSeconds * 1000 });
+  if (config.money.rail !== 'ach') return { rail: sandbox };
+  const secrets = new BankAccountSecrets(config.masterKey);
+  const { ach } = config.money;
+  const bank = createAchRail({
+    db,
+    identity: ach,
+    outboundDir: ach.outboundDir,
+    inboundDir: ach.inboundDir,
+    bankAccounts: (ids, tx) =>
+      readAchBankAccounts(tx, ids, (id, sealed) => secrets.openAccountNumber(id, sealed)),
+    now,
+  });
+  return { rail: routeByDestination(bank, sandbox), ach: bank };
+}
