@@ -88,7 +88,7 @@ interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
  * Share-locks the employers of the advances' jobs (`FOR KEY SHARE`, in id order), so that a policy change waits for
  * them to commit and they read the policy it leaves. Nothing is locked when every advance is a preview.
  */
-export function lockEmployersStatement(
+function lockEmployersStatement(
   db: Compiler,
   plans: readonly AdvanceReadPlan[],
   guard: ReadGuard,
@@ -105,7 +105,7 @@ export function lockEmployersStatement(
 }
 
 /** Locks the people (`FOR UPDATE`, in id order like every money transaction); nothing when every one is a preview. */
-export function lockPeopleStatement(
+function lockPeopleStatement(
   db: Compiler,
   plans: readonly AdvanceReadPlan[],
   guard: ReadGuard,
@@ -126,7 +126,7 @@ function locking(plans: readonly AdvanceReadPlan[]): boolean {
  * Reads each advance's context, after the locks. The destination is the one asked for, else the job's default
  * depository; either must be the person's and live.
  */
-export function advanceContextStatement(
+function advanceContextStatement(
   db: Compiler,
   plans: readonly AdvanceReadPlan[],
   guard: ReadGuard,
@@ -149,7 +149,7 @@ export function advanceContextStatement(
 }
 
 /** What the context statement found; undefined when the person does not exist (or the guard did not hold). */
-export function readAdvanceContext(rows: readonly Record<string, unknown>[]): AdvanceContext | undefined {
+function readAdvanceContext(rows: readonly Record<string, unknown>[]): AdvanceContext | undefined {
   const row = rows[0] as ContextRow | undefined;
   if (!row) return undefined;
   return {
@@ -198,7 +198,7 @@ interface MoneyStateRow {
  * invariant (ledger/invariants.ts, checked after every step of the property test), and this sum is bounded by the
  * open pay periods where the ledger's grows with the account's whole history.
  */
-export function moneyStateStatement(
+function moneyStateStatement(
   db: Compiler,
   plans: readonly AdvanceReadPlan[],
   guard: ReadGuard,
@@ -237,7 +237,7 @@ export function moneyStateStatement(
     where ${guard(sql`r.n`)}`.compile(db);
 }
 
-export function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyState | undefined {
+function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyState | undefined {
   const row = rows[0] as MoneyStateRow | undefined;
   if (!row) return undefined;
   const fundable = row.fundable.map((p) => ({ id: p.id, remaining_minor: Number(p.remaining_minor) }));
@@ -249,6 +249,37 @@ export function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyS
     idTaken: row.id_taken,
     fundable,
   };
+}
+
+/** What an advance's reads found, under its locks. */
+export interface AdvanceRead {
+  context: AdvanceContext;
+  money: MoneyState;
+}
+
+/**
+ * The reads of advances, in their order: the employers and people locked (lock order: db/lock-order.ts), then
+ * the context and the money state, which see what the writers the locks waited for committed.
+ */
+export function advanceReadStatements(
+  db: Compiler,
+  plans: readonly AdvanceReadPlan[],
+  guard: ReadGuard,
+): CompiledQuery[] {
+  return [
+    lockEmployersStatement(db, plans, guard),
+    lockPeopleStatement(db, plans, guard),
+    advanceContextStatement(db, plans, guard),
+    moneyStateStatement(db, plans, guard),
+  ];
+}
+
+/** One advance's rows of advanceReadStatements; undefined when its person does not exist. */
+export function readAdvance(rows: readonly (readonly Record<string, unknown>[])[]): AdvanceRead | undefined {
+  const [, , contextRows = [], moneyRows = []] = rows;
+  const context = readAdvanceContext(contextRows);
+  const money = readMoneyState(moneyRows);
+  return context && money ? { context, money } : undefined;
 }
 
 /**

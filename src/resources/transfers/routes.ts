@@ -5,6 +5,7 @@ import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { IdempotencyKeys, requestFingerprint, routeTarget } from '../../idempotency/idempotency.ts';
 import type { IdempotencyOptions, StoredResponse } from '../../idempotency/keyed-work.ts';
+import { describeAdvanceChecks } from '../../money/advances/advance-checks.ts';
 import { answeredBy, type TransferService, type TransferView } from '../../money/advances/advance-service.ts';
 import type { FundingSourceRow } from '../../money/advances/transfer.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
@@ -246,8 +247,7 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
         operationId: 'createTransfer',
         tags: ['Transfers'],
         summary: 'Move available earnings to a bank account or card (an advance)',
-        description:
-          'Needs an Idempotency-Key header (a UUID): the same key with the same body answers the same response again, byte for byte, for 24 hours (EWA_IDEMPOTENCY_KEY_TTL_SECONDS); with another body it is INVALID_IDEMPOTENCY_KEY; while the first request waits or runs, 409 IDEMPOTENCY_KEY_LOCKED. preview: true checks and prices the transfer and creates nothing. Checks, in order: INVALID_RESOURCE_LINK; TRANSFERS_DISABLED, MISSING_STATE_OF_RESIDENCE, INVALID_DIRECT_DEPOSIT_STATUS; INELIGIBLE_ORIGIN, MISSING_DEFAULT_DEPOSITORY_ACCOUNT, INVALID_DESTINATION, INVALID_TRANSFER_SCHEDULE, INVALID_PARAMETERS (a currency other than the earnings balance currency); MINIMUM_AMOUNT_SUBCEEDED, MAXIMUM_AMOUNT_EXCEEDED, MAXIMUM_FEE_EXCEEDED, EARNINGS_BALANCE_EXCEEDED; TRANSFER_LIMIT_EXCEEDED, TRANSFER_AMOUNT_LIMIT_EXCEEDED; DUPLICATE_TRANSFER; INVALID_PARAMETERS (a data.id already used). The fee is deducted from the amount.',
+        description: `Needs an Idempotency-Key header (a UUID): the same key with the same body answers the same response again, byte for byte, for 24 hours (EWA_IDEMPOTENCY_KEY_TTL_SECONDS); with another body it is INVALID_IDEMPOTENCY_KEY; while the first request waits or runs, 409 IDEMPOTENCY_KEY_LOCKED. preview: true checks and prices the transfer and creates nothing. Checks, in order (the first that fails answers): ${describeAdvanceChecks('plain')}. The fee is deducted from the amount.`,
         security: USER_WRITE.openApi,
         headers: Type.Object({
           'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required.' })),

@@ -1,0 +1,385 @@
+import { AppError } from '../../errors/app-error.ts';
+import type { ErrorCode } from '../../errors/catalog.ts';
+import type { JobTerms } from '../earnings/job-terms.ts';
+import type { Schedule } from './advance-rules.ts';
+import type { MoneyState } from './advance-store.ts';
+import type { PersonAccountRow, PersonStanding } from './transfer.ts';
+
+/**
+ * The checks of an advance, in the documented order: the first that refuses answers. This table is the one place the
+ * order is written; the README and the route's description are generated from it (`describeAdvanceChecks`), and a
+ * test holds the README to it. Each check is a small pure function of what the advance read under its locks.
+ */
+
+/** What an advance's checks look at: the request, and what was read for it under the person's lock. */
+export interface AdvanceFacts {
+  request: {
+    originId: string;
+    /** The `person` relationship, when sent. */
+    personId: string | undefined;
+    destinationId: string | undefined;
+    amountMinor: number;
+    currency: string;
+    schedule: Schedule;
+  };
+  /** The signed-in person. */
+  personId: string;
+  standing: PersonStanding;
+  /** The origin, when it is an account of this person. */
+  origin: { id: string; account_type: string } | undefined;
+  /** The origin's job and its employer's policy, when the origin is an earnings balance. */
+  terms: JobTerms | undefined;
+  /** The destination sent, or the job's default depository; when it is a live account of this person. */
+  destination: PersonAccountRow | undefined;
+  /** The employer's fee for the destination's kind and the schedule; null when the pair is not offered. */
+  fee: number | null;
+  money: MoneyState;
+  /** The transfer's id: the client's, or a new one. */
+  transferId: string;
+  /** The duplicate check's window (0: off), for its message. */
+  duplicateWindowMs: number;
+}
+
+export interface AdvanceCheck {
+  /** A short name for logs and tests. */
+  name: string;
+  /** The step of the documented order it belongs to (checks of one step run in the table's order too). */
+  step: AdvanceStep;
+  code: ErrorCode;
+  /** When it refuses, for the docs; empty when the code says it all. */
+  when: string;
+  /** The refusal, or undefined when the advance passes. */
+  refusal(facts: AdvanceFacts): AppError | undefined;
+}
+
+export type AdvanceStep =
+  | 'links'
+  | 'eligibility'
+  | 'origin and destination'
+  | 'amounts'
+  | 'limits'
+  | 'duplicates';
+
+function refuse(code: ErrorCode, detail: string, pointer?: string): AppError {
+  return new AppError(code, { detail, ...(pointer ? { source: { pointer } } : {}) });
+}
+
+const ORIGIN = '/data/relationships/origin';
+const DESTINATION = '/data/relationships/destination';
+const AMOUNT = '/data/attributes/amount';
+
+/** The policy, where a check needs it: only checks after INELIGIBLE_ORIGIN may rely on it being there. */
+function policyOf(facts: AdvanceFacts) {
+  if (!facts.terms) throw new Error('an advance check that needs the policy ran before INELIGIBLE_ORIGIN');
+  return facts.terms.policy;
+}
+
+function feeOf(facts: AdvanceFacts): number {
+  if (facts.fee === null)
+    throw new Error('an advance check that needs the fee ran before INVALID_TRANSFER_SCHEDULE');
+  return facts.fee;
+}
+
+export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
+  {
+    name: 'origin is the caller’s',
+    step: 'links',
+    code: 'INVALID_RESOURCE_LINK',
+    when: 'the origin is not an account of the caller',
+    refusal: (facts) =>
+      facts.origin
+        ? undefined
+        : refuse(
+            'INVALID_RESOURCE_LINK',
+            `origin ${facts.request.originId} is not an account of this person.`,
+            ORIGIN,
+          ),
+  },
+  {
+    name: 'person is the caller',
+    step: 'links',
+    code: 'INVALID_RESOURCE_LINK',
+    when: '`person`, if sent, is not the caller',
+    refusal: ({ request, personId }) =>
+      request.personId === undefined || request.personId.toLowerCase() === personId
+        ? undefined
+        : refuse(
+            'INVALID_RESOURCE_LINK',
+            `person ${request.personId} is not the signed-in person.`,
+            '/data/relationships/person',
+          ),
+  },
+  {
+    name: 'person allowed',
+    step: 'eligibility',
+    code: 'TRANSFERS_DISABLED',
+    when: 'the person has a `disallow_reason`',
+    refusal: ({ standing }) =>
+      standing.disallow_reason === null
+        ? undefined
+        : refuse(
+            'TRANSFERS_DISABLED',
+            `Transfers are disabled for this person (${standing.disallow_reason}).`,
+          ),
+  },
+  {
+    name: 'employer allows',
+    step: 'eligibility',
+    code: 'TRANSFERS_DISABLED',
+    when: 'the employer turned transfers off',
+    refusal: ({ terms }) =>
+      !terms || terms.policy.transfersEnabled
+        ? undefined
+        : refuse('TRANSFERS_DISABLED', 'The employer has turned transfers off.'),
+  },
+  {
+    name: 'state of residence known',
+    step: 'eligibility',
+    code: 'MISSING_STATE_OF_RESIDENCE',
+    when: '',
+    refusal: ({ standing }) =>
+      standing.state_of_residence !== null
+        ? undefined
+        : refuse(
+            'MISSING_STATE_OF_RESIDENCE',
+            'Set state_of_residence with PATCH /rest/people/{id} before transferring.',
+          ),
+  },
+  {
+    name: 'direct deposit set up',
+    step: 'eligibility',
+    code: 'INVALID_DIRECT_DEPOSIT_STATUS',
+    when: "the job's direct deposit is not `SETUP_COMPLETE`",
+    refusal: ({ terms }) =>
+      !terms || terms.directDepositStatus === 'SETUP_COMPLETE'
+        ? undefined
+        : refuse(
+            'INVALID_DIRECT_DEPOSIT_STATUS',
+            `The job's direct_deposit_status is ${terms.directDepositStatus}; it must be SETUP_COMPLETE.`,
+          ),
+  },
+  {
+    name: 'origin is an active earnings balance',
+    step: 'origin and destination',
+    code: 'INELIGIBLE_ORIGIN',
+    when: 'the origin is not an earnings balance, or its job is not active',
+    refusal: ({ terms, origin }) =>
+      terms?.activationStatus === 'ACTIVATED'
+        ? undefined
+        : refuse(
+            'INELIGIBLE_ORIGIN',
+            origin?.account_type === 'EARNINGS_BALANCE'
+              ? `The job of earnings balance ${origin.id} is not active.`
+              : `Advances come from an EARNINGS_BALANCE account; ${origin?.id} is ${origin?.account_type}.`,
+            ORIGIN,
+          ),
+  },
+  {
+    name: 'default depository exists',
+    step: 'origin and destination',
+    code: 'MISSING_DEFAULT_DEPOSITORY_ACCOUNT',
+    when: 'no destination was sent and the job has no default depository',
+    refusal: ({ request, destination }) =>
+      request.destinationId !== undefined || destination
+        ? undefined
+        : refuse(
+            'MISSING_DEFAULT_DEPOSITORY_ACCOUNT',
+            'No destination was sent and the job has no default depository account.',
+            DESTINATION,
+          ),
+  },
+  {
+    name: 'destination is a bank account or card of the caller',
+    step: 'origin and destination',
+    code: 'INVALID_DESTINATION',
+    when: "the destination is not the person's bank account or card",
+    refusal: ({ request, destination }) =>
+      request.destinationId === undefined ||
+      destination?.account_type === 'DEPOSITORY' ||
+      destination?.account_type === 'CARD'
+        ? undefined
+        : refuse(
+            'INVALID_DESTINATION',
+            `destination ${request.destinationId} is not a bank account or card of this person.`,
+            DESTINATION,
+          ),
+  },
+  {
+    name: 'schedule offered',
+    step: 'origin and destination',
+    code: 'INVALID_TRANSFER_SCHEDULE',
+    when: 'the employer offers no such schedule to that kind of account',
+    refusal: ({ fee, request, destination }) =>
+      fee !== null
+        ? undefined
+        : refuse(
+            'INVALID_TRANSFER_SCHEDULE',
+            `${request.schedule} is not offered to ${destination?.account_type} accounts by this employer.`,
+            '/data/attributes/schedule',
+          ),
+  },
+  {
+    name: 'currency of the balance',
+    step: 'origin and destination',
+    code: 'INVALID_PARAMETERS',
+    when: "`currency` is not the earnings balance's",
+    refusal: (facts) => {
+      const { currency } = policyOf(facts);
+      return facts.request.currency === currency
+        ? undefined
+        : refuse(
+            'INVALID_PARAMETERS',
+            `currency must be ${currency}, the currency of the earnings balance.`,
+            '/data/attributes/currency',
+          );
+    },
+  },
+  {
+    name: 'minimum amount',
+    step: 'amounts',
+    code: 'MINIMUM_AMOUNT_SUBCEEDED',
+    when: 'below the minimum, or not above the fee',
+    refusal: (facts) => {
+      const { minimumTransferMinor } = policyOf(facts);
+      const fee = feeOf(facts);
+      const amount = facts.request.amountMinor;
+      return amount >= minimumTransferMinor && amount > fee
+        ? undefined
+        : refuse(
+            'MINIMUM_AMOUNT_SUBCEEDED',
+            `amount must be at least ${Math.max(minimumTransferMinor, fee + 1)}.`,
+            AMOUNT,
+          );
+    },
+  },
+  {
+    name: 'maximum amount',
+    step: 'amounts',
+    code: 'MAXIMUM_AMOUNT_EXCEEDED',
+    when: '',
+    refusal: (facts) => {
+      const { maximumTransferMinor } = policyOf(facts);
+      return facts.request.amountMinor <= maximumTransferMinor
+        ? undefined
+        : refuse('MAXIMUM_AMOUNT_EXCEEDED', `amount must be at most ${maximumTransferMinor}.`, AMOUNT);
+    },
+  },
+  {
+    name: 'maximum fee',
+    step: 'amounts',
+    code: 'MAXIMUM_FEE_EXCEEDED',
+    when: '',
+    refusal: (facts) => {
+      const { maximumFeeMinor } = policyOf(facts);
+      const fee = feeOf(facts);
+      return fee <= maximumFeeMinor
+        ? undefined
+        : refuse(
+            'MAXIMUM_FEE_EXCEEDED',
+            `The fee ${fee} is above the largest fee allowed, ${maximumFeeMinor}.`,
+          );
+    },
+  },
+  {
+    name: 'within the earnings balance',
+    step: 'amounts',
+    code: 'EARNINGS_BALANCE_EXCEEDED',
+    when: '',
+    refusal: ({ request, money }) =>
+      request.amountMinor <= money.balanceMinor
+        ? undefined
+        : refuse(
+            'EARNINGS_BALANCE_EXCEEDED',
+            `amount ${request.amountMinor} is more than the ${money.balanceMinor} available.`,
+            AMOUNT,
+          ),
+  },
+  {
+    name: 'advances in 24 hours',
+    step: 'limits',
+    code: 'TRANSFER_LIMIT_EXCEEDED',
+    when: 'as many advances as allowed were made in the last 24 hours',
+    refusal: (facts) => {
+      const { dailyTransferCountMax } = policyOf(facts);
+      const { recentCount } = facts.money;
+      return recentCount < dailyTransferCountMax
+        ? undefined
+        : refuse(
+            'TRANSFER_LIMIT_EXCEEDED',
+            `At most ${dailyTransferCountMax} advances in 24 hours; ${recentCount} were made.`,
+          );
+    },
+  },
+  {
+    name: 'amount in 24 hours',
+    step: 'limits',
+    code: 'TRANSFER_AMOUNT_LIMIT_EXCEEDED',
+    when: "the last 24 hours' advances and this one add up to more than allowed",
+    refusal: (facts) => {
+      const { dailyTransferAmountMaxMinor } = policyOf(facts);
+      const { recentMinor } = facts.money;
+      return recentMinor + facts.request.amountMinor <= dailyTransferAmountMaxMinor
+        ? undefined
+        : refuse(
+            'TRANSFER_AMOUNT_LIMIT_EXCEEDED',
+            `At most ${dailyTransferAmountMaxMinor} in 24 hours; ${recentMinor} was taken already.`,
+            AMOUNT,
+          );
+    },
+  },
+  {
+    name: 'not a duplicate',
+    step: 'duplicates',
+    code: 'DUPLICATE_TRANSFER',
+    when: 'an advance of the same amount to the same destination within `EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS`, unless that is 0',
+    refusal: ({ money, request, destination, duplicateWindowMs }) =>
+      !money.twin
+        ? undefined
+        : refuse(
+            'DUPLICATE_TRANSFER',
+            `An advance of ${request.amountMinor} to ${destination?.id} was made in the last ${Math.round(duplicateWindowMs / 1000)} s.`,
+          ),
+  },
+  {
+    name: 'transfer id unused',
+    step: 'duplicates',
+    code: 'INVALID_PARAMETERS',
+    // A preview answers what the request would: a used id is refused for it too.
+    when: 'the `data.id` sent is already the id of any transfer',
+    refusal: ({ money, transferId }) => (money.idTaken ? transferIdTaken(transferId) : undefined),
+  },
+];
+
+/** The refusal of a client id already used: by the checks, or by the write when a race took it since. */
+export function transferIdTaken(id: string): AppError {
+  return refuse('INVALID_PARAMETERS', `A transfer with id ${id.toLowerCase()} exists already.`, '/data/id');
+}
+
+/** The first refusal of the checks, in their order; undefined when the advance passes them all. */
+export function firstRefusal(
+  facts: AdvanceFacts,
+  checks: readonly AdvanceCheck[] = ADVANCE_CHECKS,
+): AppError | undefined {
+  for (const check of checks) {
+    const refusal = check.refusal(facts);
+    if (refusal) return refusal;
+  }
+  return undefined;
+}
+
+/**
+ * The checks as documentation: a numbered Markdown list, one item per step (the README's), or one line of plain
+ * text (the route's description in the OpenAPI document).
+ */
+export function describeAdvanceChecks(format: 'markdown' | 'plain'): string {
+  const steps = [...new Set(ADVANCE_CHECKS.map((check) => check.step))];
+  const items = steps.map((step) =>
+    ADVANCE_CHECKS.filter((check) => check.step === step).map((check) =>
+      format === 'markdown'
+        ? `\`${check.code}\`${check.when ? ` (${check.when})` : ''}`
+        : `${check.code}${check.when ? ` (${check.when.replaceAll('`', '')})` : ''}`,
+    ),
+  );
+  if (format === 'plain') return items.map((codes) => codes.join(', ')).join('; ');
+  return items.map((codes, index) => `${index + 1}. ${steps[index]}: ${codes.join(', ')};`).join('\n');
+}

@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import {
+  ADVANCE_CHECKS,
+  type AdvanceFacts,
+  describeAdvanceChecks,
+  firstRefusal,
+} from '../../src/money/advances/advance-checks.ts';
+import type { JobTerms } from '../../src/money/earnings/job-terms.ts';
+import type { OrganizationPolicy } from '../../src/operator/organization-policy.ts';
+
+const PERSON = '11111111-1111-4111-8111-111111111111';
+const ORIGIN = '22222222-2222-4222-8222-222222222222';
+const BANK = '33333333-3333-4333-8333-333333333333';
+
+const POLICY: OrganizationPolicy = {
+  currency: 'USD',
+  timeZone: 'America/New_York',
+  payFrequency: 'BIWEEKLY',
+  payCalendarAnchor: '2026-01-02',
+  paydayOffsetDays: 0,
+  accessRateBp: 5000,
+  withholdingEstimateBp: 2500,
+  transfersEnabled: true,
+  minimumTransferMinor: 500,
+  maximumTransferMinor: 50_000,
+  maximumFeeMinor: 500,
+  dailyTransferCountMax: 3,
+  dailyTransferAmountMaxMinor: 60_000,
+  feeCardInstantMinor: 299,
+  feeCardNextDayMinor: 0,
+  feeBankInstantMinor: 299,
+  feeBankNextDayMinor: 100,
+};
+
+function terms(overrides: Partial<JobTerms> = {}): JobTerms {
+  return {
+    jobId: '44444444-4444-4444-8444-444444444444',
+    personId: PERSON,
+    organizationId: '55555555-5555-4555-8555-555555555555',
+    organizationProducts: ['EWA'],
+    activationStatus: 'ACTIVATED',
+    directDepositStatus: 'SETUP_COMPLETE',
+    wageRateMinor: 2000,
+    wageFrequency: 'HOURLY',
+    wageCurrency: 'USD',
+    earningsBalanceAccountId: ORIGIN,
+    defaultDepositoryId: BANK,
+    defaultCardId: null,
+    policy: POLICY,
+    ...overrides,
+  };
+}
+
+/** An advance that passes every check: each case below breaks exactly one thing. */
+function passing(): AdvanceFacts {
+  return {
+    request: {
+      originId: ORIGIN,
+      personId: undefined,
+      destinationId: BANK,
+      amountMinor: 5_000,
+      currency: 'USD',
+      schedule: 'NEXT_BUSINESS_DAY',
+    },
+    personId: PERSON,
+    standing: { disallow_reason: null, state_of_residence: 'CA' },
+    origin: { id: ORIGIN, account_type: 'EARNINGS_BALANCE' },
+    terms: terms(),
+    destination: { id: BANK, account_type: 'DEPOSITORY' },
+    fee: 100,
+    money: {
+      balanceMinor: 10_000,
+      recentCount: 0,
+      recentMinor: 0,
+      twin: false,
+      idTaken: false,
+      fundable: [],
+    },
+    transferId: '66666666-6666-4666-8666-666666666666',
+    duplicateWindowMs: 60_000,
+  };
+}
+
+const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
+  'origin is the caller’s': (f) => ({ ...f, origin: undefined }),
+  'person is the caller': (f) => ({ ...f, request: { ...f.request, personId: BANK } }),
+  'person allowed': (f) => ({ ...f, standing: { ...f.standing, disallow_reason: 'FRAUD' } }),
+  'employer allows': (f) => ({
+    ...f,
+    terms: terms({ policy: { ...terms().policy, transfersEnabled: false } }),
+  }),
+  'state of residence known': (f) => ({ ...f, standing: { ...f.standing, state_of_residence: null } }),
+  'direct deposit set up': (f) => ({ ...f, terms: terms({ directDepositStatus: 'PENDING' }) }),
+  'origin is an active earnings balance': (f) => ({
+    ...f,
+    terms: terms({ activationStatus: 'DEACTIVATED' }),
+  }),
+  'default depository exists': (f) => ({
+    ...f,
+    request: { ...f.request, destinationId: undefined },
+    destination: undefined,
+  }),
+  'destination is a bank account or card of the caller': (f) => ({ ...f, destination: undefined }),
+  'schedule offered': (f) => ({ ...f, fee: null }),
+  'currency of the balance': (f) => ({ ...f, request: { ...f.request, currency: 'EUR' } }),
+  'minimum amount': (f) => ({ ...f, request: { ...f.request, amountMinor: 100 } }),
+  'maximum amount': (f) => ({
+    ...f,
+    request: { ...f.request, amountMinor: f.terms!.policy.maximumTransferMinor + 1 },
+    money: { ...f.money, balanceMinor: 1_000_000 },
+  }),
+  'maximum fee': (f) => ({ ...f, fee: 501 }),
+  'within the earnings balance': (f) => ({ ...f, money: { ...f.money, balanceMinor: 4_999 } }),
+  'advances in 24 hours': (f) => ({
+    ...f,
+    money: { ...f.money, recentCount: f.terms!.policy.dailyTransferCountMax },
+  }),
+  'amount in 24 hours': (f) => ({
+    ...f,
+    money: { ...f.money, recentMinor: f.terms!.policy.dailyTransferAmountMaxMinor - 4_999 },
+  }),
+  'not a duplicate': (f) => ({ ...f, money: { ...f.money, twin: true } }),
+  'transfer id unused': (f) => ({ ...f, money: { ...f.money, idTaken: true } }),
+};
+
+test('an advance that breaks nothing passes every check', () => {
+  assert.equal(firstRefusal(passing()), undefined);
+});
+
+test('each check refuses what it names, with its code, and only it', () => {
+  assert.deepEqual(
+    ADVANCE_CHECKS.map((check) => check.name),
+    Object.keys(breaks),
+    'every check has a case here',
+  );
+  for (const check of ADVANCE_CHECKS) {
+    const facts = breaks[check.name]!(passing());
+    const refusal = firstRefusal(facts);
+    assert.equal(refusal?.code, check.code, check.name);
+    assert.equal(refusal?.status, 400, check.name);
+    // A later check whose precondition the break removed (no fee without a schedule) cannot run: it does not refuse.
+    const refuses = (other: (typeof ADVANCE_CHECKS)[number]) => {
+      try {
+        return other.refusal(facts) !== undefined;
+      } catch {
+        return false;
+      }
+    };
+    const refusing = ADVANCE_CHECKS.filter(refuses);
+    assert.deepEqual(
+      refusing.map((other) => other.name),
+      [check.name],
+      `${check.name}: no other check refuses`,
+    );
+  }
+});
+
+test('the first refusal in the table answers when several would', () => {
+  const facts = passing();
+  const broken = breaks['not a duplicate']!(breaks['within the earnings balance']!(facts));
+  assert.equal(firstRefusal(broken)?.code, 'EARNINGS_BALANCE_EXCEEDED');
+});
+
+test('the README lists the checks as the table has them', async () => {
+  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const block = /<!-- advance-checks:start -->\n([\s\S]*?)<!-- advance-checks:end -->/.exec(readme);
+  assert.ok(block, 'README has the advance-checks block');
+  assert.equal(
+    block[1]!.trimEnd(),
+    describeAdvanceChecks('markdown'),
+    'regenerate the block from describeAdvanceChecks("markdown")',
+  );
+});
+
+test('the plain description names every code in order', () => {
+  const plain = describeAdvanceChecks('plain');
+  let from = 0;
+  for (const check of ADVANCE_CHECKS) {
+    const at = plain.indexOf(check.code, from);
+    assert.ok(at >= from, `${check.code} after position ${from}`);
+    from = at + check.code.length;
+  }
+});
