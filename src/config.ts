@@ -400,6 +400,11 @@ function checkProduction(config: Config): void {
       'EWA_SEED_DEMO must be false when EWA_ENV=production: demo data is for the sandbox.',
     );
   }
+  if (config.money.rail === 'sandbox') {
+    throw new ConfigError(
+      'EWA_ENV=production needs EWA_RAIL=ach: the sandbox rail moves no money and reports every payment settled.',
+    );
+  }
   if (config.money.rail === 'ach' && config.money.ach.immediateDestination === UAT_ROUTING_NUMBER) {
     throw new ConfigError(
       `EWA_RAIL=ach in production needs EWA_ACH_IMMEDIATE_DESTINATION: ${UAT_ROUTING_NUMBER} is the sandbox's test bank.`,

@@ -81,6 +81,7 @@ export function createMoneyCore(db: Db, config: Config, options: MoneyCoreOption
       db,
       ledger,
       duplicateWindowMs: config.money.duplicateTransferWindowSeconds * 1000,
+      payableDestinations: rail.destinations,
     }),
     outbox,
     ach,

@@ -9,7 +9,9 @@ import { createSandboxRail } from './sandbox-rail.ts';
 
 /**
  * The rails of EWA_RAIL, for every process that moves money (the server and the CLI alike): the sandbox for
- * everything, or ACH through Nacha files for bank accounts with cards still on the sandbox.
+ * everything, or ACH through Nacha files for bank accounts. Cards stay on the sandbox in UAT; in production no rail
+ * pays cards until a push-to-card adapter exists (docs/design/rails.md), so advances to a card are refused before
+ * anything is written, and the sandbox never reports money settled that did not move.
  */
 export function configuredRails(
   config: Config,
@@ -29,5 +31,6 @@ export function configuredRails(
       readAchBankAccounts(tx, ids, (id, sealed) => secrets.openAccountNumber(id, sealed)),
     now,
   });
+  if (config.env === 'production') return { rail: bank, ach: bank };
   return { rail: routeByDestination(bank, sandbox), ach: bank };
 }

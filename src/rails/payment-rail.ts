@@ -72,6 +72,8 @@ export class RailRejection extends Error {
 
 export interface PaymentRail {
   readonly name: string;
+  /** The kinds of account it pays; every kind when absent. Advances to another kind are refused before any write. */
+  readonly destinations?: readonly RailDestinationKind[];
   /**
    * Takes an instruction. Resolves once the rail has durably accepted it; rejects with RailRejection when it never
    * will, or with any other error when it may later (the dispatcher retries with backoff).

@@ -1,4 +1,4 @@
-import type { PaymentRail, RailOutcome } from './payment-rail.ts';
+import type { PaymentRail, RailDestinationKind, RailOutcome } from './payment-rail.ts';
 
 /**
  * Bank accounts through one rail, cards through another. Each rail answers only about its own payments (by their
@@ -7,6 +7,9 @@ import type { PaymentRail, RailOutcome } from './payment-rail.ts';
 export function routeByDestination(bank: PaymentRail, card: PaymentRail): PaymentRail {
   return {
     name: `${bank.name}+${card.name}`,
+    destinations: ['DEPOSITORY', 'CARD'].filter(
+      (kind) => (kind === 'CARD' ? card : bank).destinations?.includes(kind as RailDestinationKind) ?? true,
+    ) as RailDestinationKind[],
     submit: (instruction) => (instruction.destinationKind === 'CARD' ? card : bank).submit(instruction),
     async outcomes(pending, now): Promise<RailOutcome[]> {
       const [fromBank, fromCard] = await Promise.all([

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
+import { createSandboxRail } from '../../src/rails/sandbox-rail.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { createWorker, restClient, workerToken } from '../helpers/factories.ts';
 import {
@@ -245,6 +246,22 @@ test('INVALID_TRANSFER_SCHEDULE: the default policy offers no instant bank trans
     advanceBody({ ...worker, depositoryId: card }, { schedule: 'WITHIN_THIRTY_MINUTES' }),
   );
   assert.equal(accepted.attributes.fee, 299);
+});
+
+test('INVALID_TRANSFER_SCHEDULE: no rail of this server pays cards (production before a card rail)', async (t) => {
+  // The sandbox rail narrowed to bank accounts, as production's ACH rail is.
+  const bankOnly = { ...createSandboxRail(), destinations: ['DEPOSITORY'] as const };
+  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW, rail: bankOnly });
+  const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
+  const card = await addCardAccount(app, worker, FIXED_NOW);
+  await assertRefused(
+    app,
+    worker,
+    advanceBody({ ...worker, depositoryId: card }, { schedule: 'WITHIN_THIRTY_MINUTES' }),
+    'INVALID_TRANSFER_SCHEDULE',
+    DESTINATION,
+  );
+  await assertAccepted(app, worker, advanceBody(worker));
 });
 
 test('MINIMUM_AMOUNT_SUBCEEDED, MAXIMUM_AMOUNT_EXCEEDED, EARNINGS_BALANCE_EXCEEDED at their edges', async (t) => {

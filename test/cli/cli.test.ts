@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runCli } from '../../src/cli/run.ts';
 import { capture } from '../helpers/cli.ts';
+import { PRODUCTION_RAIL_ENV } from '../helpers/production-env.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 test('help: ewa --help lists every command, each command has --help', async () => {
@@ -72,6 +73,7 @@ test('production refuses to load demo data, before touching any database', async
     EWA_ENV: 'production',
     EWA_SEED_DEMO: 'false',
     EWA_MASTER_KEY: Buffer.alloc(32, 1).toString('base64'),
+    ...PRODUCTION_RAIL_ENV,
   });
   assert.equal(await runCli(['seed'], run.context), 1);
   assert.match(run.stderr(), /EWA_ENV=production refuses it/);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEMO } from '../../src/seed/demo.ts';
 import { cliDatabaseEnv, ewa } from '../helpers/cli.ts';
+import { PRODUCTION_RAIL_ENV } from '../helpers/production-env.ts';
 
 test('clients: create, list, show, rotate-secret and delete, secrets shown once and stored hashed', async (t) => {
   const env = await cliDatabaseEnv(t);
@@ -190,6 +191,7 @@ test('keys rotate adds a key; tokens issue mints a user token in the sandbox onl
       EWA_ENV: 'production',
       EWA_SEED_DEMO: 'false',
       EWA_MASTER_KEY: Buffer.alloc(32, 3).toString('base64'),
+      ...PRODUCTION_RAIL_ENV,
     },
     'tokens',
     'issue',

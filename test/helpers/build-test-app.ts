@@ -28,6 +28,8 @@ export function sequentialIds(prefix: string): () => string {
 export interface TestAppOptions {
   extraApiRoutes?: ServerDeps['extraApiRoutes'];
   now?: () => Date;
+  /** The payment rail instead of EWA_RAIL's. */
+  rail?: ServerDeps['rail'];
 }
 
 /** Older tests pass extra routes alone as the third argument. */
@@ -57,7 +59,7 @@ export async function buildTestAppOn(
   env: Record<string, string> = {},
   extras?: TestAppExtras,
 ): Promise<TestApp> {
-  const { extraApiRoutes, now } = optionsOf(extras);
+  const { extraApiRoutes, now, rail } = optionsOf(extras);
   const config = loadConfig({
     EWA_BASE_URL: BASE_URL,
     EWA_LOG_LEVEL: 'info',
@@ -78,6 +80,7 @@ export async function buildTestAppOn(
     newId: sequentialIds('req'),
     ...(extraApiRoutes ? { extraApiRoutes } : {}),
     ...(now ? { now } : {}),
+    ...(rail ? { rail } : {}),
   });
   t.after(() => Promise.all([servers.api.close(), servers.auth.close(), servers.payments.close()]));
   checkEveryResponseAgainstReference(servers.api);

@@ -70,6 +70,7 @@ function passing(): AdvanceFacts {
     terms: terms(),
     destination: { id: BANK, account_type: 'DEPOSITORY' },
     fee: 100,
+    railPays: true,
     money: {
       balanceMinor: 10_000,
       recentCount: 0,
@@ -103,6 +104,7 @@ const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
     destination: undefined,
   }),
   'destination is a bank account or card of the caller': (f) => ({ ...f, destination: undefined }),
+  'a rail pays the destination': (f) => ({ ...f, railPays: false }),
   'schedule offered': (f) => ({ ...f, fee: null }),
   'currency of the balance': (f) => ({ ...f, request: { ...f.request, currency: 'EUR' } }),
   'minimum amount': (f) => ({ ...f, request: { ...f.request, amountMinor: 100 } }),

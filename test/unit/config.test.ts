@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, DEVELOPMENT_MASTER_KEY, loadConfig } from '../../src/config.ts';
+import { PRODUCTION_RAIL_ENV } from '../helpers/production-env.ts';
 
 const STRONG_KEY = Buffer.alloc(32, 7).toString('base64');
 
@@ -95,8 +96,21 @@ test('a bad value stops start-up with a message naming the variable and what is 
   }
 });
 
+test('production refuses the sandbox rail, which moves no money', () => {
+  const production = {
+    EWA_ENV: 'production',
+    EWA_SEED_DEMO: 'false',
+    DATABASE_URL: 'postgres://db/ewa',
+    EWA_MASTER_KEY: STRONG_KEY,
+  };
+  assert.throws(() => loadConfig(production), /EWA_ENV=production needs EWA_RAIL=ach/);
+  assert.throws(() => loadConfig({ ...production, EWA_RAIL: 'sandbox' }), /needs EWA_RAIL=ach/);
+  assert.throws(() => loadConfig({ ...production, EWA_RAIL: 'ach' }), /EWA_ACH_IMMEDIATE_DESTINATION/);
+  assert.equal(loadConfig({ ...production, ...PRODUCTION_RAIL_ENV }).money.rail, 'ach');
+});
+
 test('production refuses the embedded database, the development key and demo data', () => {
-  const production = { EWA_ENV: 'production', EWA_SEED_DEMO: 'false' };
+  const production = { EWA_ENV: 'production', EWA_SEED_DEMO: 'false', ...PRODUCTION_RAIL_ENV };
   assert.throws(() => loadConfig({ ...production, EWA_MASTER_KEY: STRONG_KEY }), /needs DATABASE_URL/);
   assert.throws(
     () => loadConfig({ ...production, DATABASE_URL: 'postgres://db/ewa' }),
@@ -114,7 +128,7 @@ test('production refuses the embedded database, the development key and demo dat
   assert.throws(
     () =>
       loadConfig({
-        EWA_ENV: 'production',
+        ...production,
         DATABASE_URL: 'postgres://db/ewa',
         EWA_MASTER_KEY: STRONG_KEY,
         EWA_SEED_DEMO: 'true',

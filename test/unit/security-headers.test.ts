@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import Fastify from 'fastify';
 import { loadConfig } from '../../src/config.ts';
 import { securityHeadersPlugin } from '../../src/platform/security-headers.ts';
+import { PRODUCTION_RAIL_ENV } from '../helpers/production-env.ts';
 
 const PRODUCTION = {
   EWA_ENV: 'production',
@@ -11,6 +12,7 @@ const PRODUCTION = {
   EWA_SEED_DEMO: 'false',
   EWA_BASE_URL: 'https://api.example.com',
   EWA_AUTH_URL: 'https://auth.example.com',
+  ...PRODUCTION_RAIL_ENV,
 };
 
 /** One listener with its security headers and a route, nothing else. */

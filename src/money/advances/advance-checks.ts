@@ -33,6 +33,8 @@ export interface AdvanceFacts {
   destination: PersonAccountRow | undefined;
   /** The employer's fee for the destination's kind and the schedule; null when the pair is not offered. */
   fee: number | null;
+  /** A rail of this server pays the destination's kind of account. */
+  railPays: boolean;
   money: MoneyState;
   /** The transfer's id: the client's, or a new one. */
   transferId: string;
@@ -201,6 +203,20 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
         : refuse(
             'INVALID_DESTINATION',
             `destination ${request.destinationId} is not a bank account or card of this person.`,
+            DESTINATION,
+          ),
+  },
+  {
+    name: 'a rail pays the destination',
+    step: 'origin and destination',
+    code: 'INVALID_TRANSFER_SCHEDULE',
+    when: 'no payment rail of this server pays that kind of account: cards, in production, until a card rail exists',
+    refusal: ({ railPays, destination }) =>
+      railPays
+        ? undefined
+        : refuse(
+            'INVALID_TRANSFER_SCHEDULE',
+            `This server pays no ${destination?.account_type} accounts: no payment rail for them is configured.`,
             DESTINATION,
           ),
   },

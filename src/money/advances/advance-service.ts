@@ -61,6 +61,8 @@ export interface TransferServiceOptions {
   ledger: SystemLedger;
   /** An advance with the same amount and destination within this window is refused as a duplicate. */
   duplicateWindowMs: number;
+  /** The kinds of account the configured rails pay; all when not given. */
+  payableDestinations?: readonly string[] | undefined;
 }
 
 /** The advance as keyed work: its view becomes the answer stored under its Idempotency-Key. */
@@ -253,6 +255,8 @@ export class TransferService {
       terms,
       destination,
       fee: terms && destination ? feeFor(terms.policy, destination.account_type, request.schedule) : null,
+      railPays:
+        !destination || (this.#options.payableDestinations?.includes(destination.account_type) ?? true),
       money,
       transferId: request.id?.toLowerCase() ?? randomUUID(),
       duplicateWindowMs: this.#options.duplicateWindowMs,

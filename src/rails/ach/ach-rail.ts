@@ -85,6 +85,7 @@ export function createAchRail(options: AchRailOptions): AchRail {
   const { db, identity } = options;
   return {
     name: 'ach',
+    destinations: ['DEPOSITORY'],
     async submit(instruction: RailInstruction): Promise<RailAcceptance> {
       if (instruction.destinationKind !== 'DEPOSITORY')
         throw new RailRejection('RAIL_REJECTED', 'ACH pays bank accounts only');
