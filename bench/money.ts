@@ -49,7 +49,32 @@ interface ProcessRun {
   sessions: string;
   /** Transactions committed on the database per advance during the measured run (all sessions): group commit. */
   commitsPerAdvance: number;
+  /** From an advance's decision (in its transaction) to the rail's acceptance being recorded, for the run's advances. */
+  outboxLag: OutboxLag;
   refusals: string[];
+}
+
+interface OutboxLag {
+  advances: number;
+  /** Advances the rail had not accepted 2 s after the load ended. */
+  unsent: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** The outbox's lag over the advances decided in [from, to): commit to rail, as each transfer records it. */
+async function outboxLagOf(bench: MoneyBenchDatabase, from: Date, to: Date): Promise<OutboxLag> {
+  const { rows } = await sql<{ advances: number; unsent: number; p50: number; p99: number; max: number }>`
+    with lag as (select extract(epoch from rail_accepted_at - submitted_at) * 1000 as ms from transfers
+      where submitted_at >= ${from.toISOString()}::timestamptz and submitted_at < ${to.toISOString()}::timestamptz
+        and origin_account_id is not null)
+    select count(*)::integer as advances, (count(*) - count(ms))::integer as unsent,
+      coalesce(percentile_disc(0.5) within group (order by ms), 0)::float8 as p50,
+      coalesce(percentile_disc(0.99) within group (order by ms), 0)::float8 as p99,
+      coalesce(max(ms), 0)::float8 as max
+    from lag`.execute(bench.database.db);
+  return rows[0]!;
 }
 
 /** EWA_TRANSFER_BATCH_MAX and EWA_TRANSFERS_IN_FLIGHT_MAX, when the benchmark is run with them, reach its servers. */
@@ -109,12 +134,15 @@ async function measureProcesses(
     // Backends report their counts within a second of idling: the warm-up's are in once this second has passed.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const commitsBefore = await commitsSoFar();
+    const measuredFrom = new Date();
     const measured = await transferLoad(urls, workers, tokens, { ...load, seconds });
+    const measuredTo = new Date();
     const share = await meter.stop();
     const sessions = await states.stop();
     // Requests still running when autocannon hung up finish before the servers stop, so that each leaves its answer.
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const commits = (await commitsSoFar()) - commitsBefore;
+    const outboxLag = await outboxLagOf(bench, measuredFrom, measuredTo);
     const { result } = measured;
     const perAdvance = (cpuSeconds: number) => (cpuSeconds * 1000) / result.requests.total;
     return {
@@ -136,6 +164,7 @@ async function measureProcesses(
         : undefined,
       sessions: formatSessionStates(sessions),
       commitsPerAdvance: commits / result.requests.total,
+      outboxLag,
       refusals: [...warm.refusals, ...measured.refusals],
     };
   } finally {
@@ -295,6 +324,17 @@ export async function transfersScenario(options: {
     ...runs.map(
       (run) =>
         `| ${run.processes} | ${run.poolPerProcess} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.commitsPerAdvance.toFixed(2)} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
+    ),
+    '',
+    "The outbox's lag under that load: from an advance's decision in its transaction (a round trip before its commit)",
+    "to the rail's acceptance recorded on the transfer (`rail_accepted_at`), over the measured run's advances. The",
+    'dispatcher of each process is nudged by its commits and gathers 20 ms of them into one round.',
+    '',
+    '| API processes | advances | lag p50 | lag p99 | lag max | not yet sent 2 s after the load |',
+    '|---|---|---|---|---|---|',
+    ...runs.map(
+      (run) =>
+        `| ${run.processes} | ${count(run.outboxLag.advances)} | ${ms(run.outboxLag.p50, 0)} | ${ms(run.outboxLag.p99, 0)} | ${ms(run.outboxLag.max, 0)} | ${run.outboxLag.unsent} |`,
     ),
     '',
     `What the API processes' ${POOL_TOTAL} PostgreSQL sessions were doing meanwhile (mean number in each state, sampled`,

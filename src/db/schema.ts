@@ -115,6 +115,7 @@ export interface PaychecksTable {
   payout_minor: number | null;
   payout_rail_reference: string | null;
   payout_settle_after: Date | null;
+  payout_rail_accepted_at: Timestamp | null;
   payout_held_reason: string | null;
   payout_returned_at: Date | null;
   payout_return_reason: string | null;
@@ -150,6 +151,7 @@ export interface TransfersTable {
   failure_reason: string | null;
   rail_reference: string | null;
   settle_after: Date | null;
+  rail_accepted_at: Timestamp | null;
   submitted_at: RequiredTimestamp;
   resolved_at: Date | null;
   returned_at: Date | null;

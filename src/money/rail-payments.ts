@@ -55,9 +55,10 @@ export function railPaymentHandler(rail: PaymentRail, ledger: SystemLedger): Out
         expectedSettleAt: acceptance.expectedSettleAt.toISOString(),
       };
     },
-    async sent(tx, answered) {
+    async sent(tx, answered, at) {
       await recordAcceptances(
         tx,
+        at,
         answered.map(({ message, result }) => ({
           instruction: instructionOf(message),
           railReference: String(result.railReference),
@@ -91,9 +92,13 @@ export function railPaymentHandler(rail: PaymentRail, ledger: SystemLedger): Out
   };
 }
 
-/** Each payment's rail reference and when to ask for its outcome, on its transfer or paycheck: two statements. */
+/**
+ * Each payment's rail reference, when to ask for its outcome and when the rail took it, on its transfer or paycheck:
+ * two statements. None of these columns is indexed, so a transfer's row is updated in place (migration 0011).
+ */
 async function recordAcceptances(
   tx: Tx,
+  at: Date,
   accepted: readonly { instruction: RailInstruction; railReference: string; expectedSettleAt: string }[],
 ): Promise<void> {
   const advances = accepted.filter((a) => a.instruction.purpose === 'ADVANCE');
@@ -102,9 +107,11 @@ async function recordAcceptances(
     sql`unnest(${rows.map((r) => r.instruction.reference)}::uuid[], ${rows.map((r) => r.railReference)}::text[],
       ${rows.map((r) => r.expectedSettleAt)}::timestamptz[]) as a(id, rail_reference, settle_after)`;
   if (advances.length > 0)
-    await sql`update transfers t set rail_reference = a.rail_reference, settle_after = a.settle_after
+    await sql`update transfers t set rail_reference = a.rail_reference, settle_after = a.settle_after,
+        rail_accepted_at = ${at.toISOString()}::timestamptz
       from ${table(advances)} where t.id = a.id and t.status = 'PENDING'`.execute(tx);
   if (payouts.length > 0)
-    await sql`update paychecks p set payout_rail_reference = a.rail_reference, payout_settle_after = a.settle_after
+    await sql`update paychecks p set payout_rail_reference = a.rail_reference, payout_settle_after = a.settle_after,
+        payout_rail_accepted_at = ${at.toISOString()}::timestamptz
       from ${table(payouts)} where p.id = a.id and p.status = 'IN_TRANSIT'`.execute(tx);
 }

@@ -48,7 +48,8 @@ export async function settleDue(
 ): Promise<SettlementReport> {
   const report: SettlementReport = { settled: 0, failed: 0, deposited: 0 };
   const at = now.toISOString();
-  // Keyset pages over the partial indexes of what is due: each batch costs the same however many are left.
+  // Keyset pages over the partial indexes of what is pending: advances by id (their settle_after is read from the
+  // row, so that recording an acceptance updates it in place), payouts by when they are due.
   let after = FIRST_KEY;
   for (;;) {
     const { rows } = await sql<{
@@ -57,9 +58,8 @@ export async function settleDue(
       rail_reference: string;
       settle_after: Date;
     }>`select id, amount_minor, rail_reference, settle_after from transfers
-      where status = 'PENDING' and settle_after <= ${at}::timestamptz
-        and (settle_after, id) > (${after.at}::timestamptz, ${after.id}::uuid)
-      order by settle_after, id limit ${batchSize}`.execute(db);
+      where status = 'PENDING' and settle_after <= ${at}::timestamptz and id > ${after.id}::uuid
+      order by id limit ${batchSize}`.execute(db);
     if (rows.length === 0) break;
     const outcomes = await rail.outcomes(
       rows.map(
