@@ -8,17 +8,29 @@
  * and the checks below), a refused request must have changed nothing, and every answer must be the one the
  * documented rules predict.
  *
+ * The same property runs twice: with the sandbox rail, and with the ACH rail (EWA_RAIL=ach: bank accounts through
+ * Nacha files, cards on the sandbox), where settlement first cuts the files of the windows due, and return steps
+ * drop return files (R01-R04, of entries pending, settled or paid out, an unknown trace number, a copy of a file
+ * read before) in the inbound folder and read them: the books are checked after every return, and every file read
+ * again must change nothing.
+ *
  * Fixed seed and few runs by default, so CI is quick and repeatable. A long run with another seed (add
  * DATABASE_URL=postgres://… for PostgreSQL; a run takes one to three seconds):
  *   EWA_PROPERTY_SEED=7 EWA_PROPERTY_RUNS=200 npx node --test test/db/money-invariants.test.ts
- * A failure prints the smallest scenario, the trace of its steps, its seed and its path; with the same seed,
- * EWA_PROPERTY_PATH=<path> replays that scenario alone. Shrinking a long failing scenario can take minutes.
+ * EWA_PROPERTY_RUNS sets the runs of both rails; EWA_PROPERTY_ACH_RUNS those of the ACH rail alone, and
+ * EWA_PROPERTY_RAIL=sandbox (or ach) runs one rail only.
+ * A failure prints the smallest scenario, the trace of its steps, its seed and its path; with the same seed and
+ * rail, EWA_PROPERTY_PATH=<path> replays that scenario alone. Shrinking a long failing scenario can take minutes.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { test } from 'node:test';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
+import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/db/database.ts';
 import { addDays, localDateOf } from '../../src/domain/calendar.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
@@ -33,9 +45,19 @@ import { SANDBOX_FAILURE_AMOUNTS } from '../../src/rails/sandbox-rail.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';
 import { createPaidWorker, postTransfer } from '../helpers/money.ts';
+import {
+  columns,
+  entryRecordsOf,
+  type ReturnedEntry,
+  returnFile,
+  strangerEntryRecord,
+} from '../helpers/nacha.ts';
 
-const SEED = Number(process.env.EWA_PROPERTY_SEED ?? 20_260_311);
-const RUNS = Number(process.env.EWA_PROPERTY_RUNS ?? 10);
+const DEFAULT_SEED = 20_260_311;
+const SEED = Number(process.env.EWA_PROPERTY_SEED ?? DEFAULT_SEED);
+const RUNS = Number(process.env.EWA_PROPERTY_RUNS ?? 7);
+const ACH_RUNS = Number(process.env.EWA_PROPERTY_ACH_RUNS ?? process.env.EWA_PROPERTY_RUNS ?? 6);
+const RAIL = process.env.EWA_PROPERTY_RAIL || undefined;
 const PATH = process.env.EWA_PROPERTY_PATH || undefined;
 const MAX_STEPS = 30;
 
@@ -115,6 +137,31 @@ interface EarnRow {
 /** Default accounts cleared (as an operator might) or set through the API, or the job deactivated. */
 type JobAction = 'clear' | 'depository' | 'card' | 'deactivate';
 
+type Rail = 'sandbox' | 'ach';
+type ReturnCode = 'R01' | 'R02' | 'R03' | 'R04';
+
+/**
+ * An entry the bank returns, among those of the files it received: an advance still pending, one settled, a
+ * payout, or any entry (one returned before too); `index` chooses which.
+ */
+interface ReturnPick {
+  prefer: 'PENDING' | 'SETTLED' | 'PAYCHECK' | 'ANY';
+  index: number;
+  code: ReturnCode;
+}
+
+/**
+ * ACH only: a return file dropped in the inbound folder and read, `laterMinutes` from now (the clock moves, nothing
+ * settles meanwhile); perhaps with an unknown trace, or copied after.
+ */
+interface ReturnStep {
+  kind: 'return';
+  laterMinutes: number;
+  picks: ReturnPick[];
+  unknown: boolean;
+  copy: boolean;
+}
+
 type Step =
   | AdvanceStep
   | { kind: 'earn'; job: number; rows: EarnRow[] }
@@ -122,7 +169,8 @@ type Step =
   | { kind: 'settle' }
   | { kind: 'payday'; jump: boolean; lateMinutes: number; twice: boolean }
   | { kind: 'job'; job: number; action: JobAction }
-  | { kind: 'restart' };
+  | { kind: 'restart' }
+  | ReturnStep;
 
 interface Scenario {
   startMinutes: number;
@@ -350,12 +398,49 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const) }) },
 );
 
-const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
-  startMinutes: fc.integer({ min: 0, max: START_SPREAD_MINUTES }),
-  policies: fc.array(policyArb, { minLength: 1, maxLength: 3 }),
-  workers: fc.array(workerArb, { minLength: 1, maxLength: 4 }),
-  steps: fc.array(stepArb, { minLength: 1, maxLength: MAX_STEPS, size: 'max' }),
+const returnStepArb: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constant('return' as const),
+  laterMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 30, max: 36 * 60 })),
+  picks: fc.array(
+    fc.record({
+      prefer: fc.constantFrom<ReturnPick['prefer']>('PENDING', 'SETTLED', 'SETTLED', 'PAYCHECK', 'ANY'),
+      index: fc.nat(20),
+      code: fc.constantFrom<ReturnCode>('R01', 'R02', 'R03', 'R04'),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+  unknown: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
+  copy: fc.boolean(),
 });
+
+/** An advance to a bank account: with the ACH rail, what the files carry and the returns name. */
+const bankAdvanceArb: fc.Arbitrary<Step> = plausibleAdvanceArb.map(
+  (step): AdvanceStep => ({
+    ...step,
+    destination: step.destination === 'card' ? 'default' : step.destination,
+    preview: false,
+    key: { kind: 'fresh' },
+  }),
+);
+
+/** With the ACH rail, more advances to bank accounts, and return files. */
+const achStepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 4, arbitrary: stepArb },
+  { weight: 1, arbitrary: bankAdvanceArb },
+  { weight: 1, arbitrary: returnStepArb },
+);
+
+function scenarioArbOf(step: fc.Arbitrary<Step>): fc.Arbitrary<Scenario> {
+  return fc.record({
+    startMinutes: fc.integer({ min: 0, max: START_SPREAD_MINUTES }),
+    policies: fc.array(policyArb, { minLength: 1, maxLength: 3 }),
+    workers: fc.array(workerArb, { minLength: 1, maxLength: 4 }),
+    steps: fc.array(step, { minLength: 1, maxLength: MAX_STEPS, size: 'max' }),
+  });
+}
 
 // ---------------------------------------------------------------------------------------------------- one run
 
@@ -406,22 +491,49 @@ interface Run {
   /** Ids of transfers made, for requests that send one of them again as their own. */
   transferIds: string[];
   trace: string[];
+  rail: Rail;
+  /** ACH: the folders of the bank's file transfer, and the return files dropped in so far. */
+  ach: { outbound: string; inbound: string; dropped: string[] } | undefined;
 }
 
-test('the books stay sound under random earnings, advances, settlement, paydays and restarts (fast-check)', async (t) => {
+test(
+  'the books stay sound under random earnings, advances, settlement, paydays and restarts (fast-check)',
+  { skip: RAIL !== undefined && RAIL !== 'sandbox' },
+  (t) => checkProperty(t, 'sandbox', RUNS),
+);
+
+test(
+  'the books stay sound with the ACH rail: files cut per window, returns before and after settlement, each once (fast-check)',
+  { skip: RAIL !== undefined && RAIL !== 'ach' },
+  (t) => checkProperty(t, 'ach', ACH_RUNS),
+);
+
+async function checkProperty(t: TestContext, rail: Rail, runs: number): Promise<void> {
   const clock = { now: new Date(FIRST_START) };
   const app = await buildTestApp(t, {}, { now: () => clock.now });
   const db = app.database.db;
+  const folder = await mkdtemp(join(tmpdir(), 'ewa-property-ach-'));
+  t.after(() => rm(folder, { recursive: true, force: true }));
+  let runNumber = 0;
   // What the runs did, shown at the end, so that a change that starves a path (no advance accepted, no payday)
   // is seen.
   const tally = new Map<string, number>();
   let failedTrace: string[] | undefined;
+  const steps = rail === 'ach' ? achStepArb : stepArb;
   await fc.assert(
-    fc.asyncProperty(scenarioArb, async (scenario) => {
+    fc.asyncProperty(scenarioArbOf(steps), async (scenario) => {
       await wipeMoney(db);
       let trace = [`setting up ${JSON.stringify({ ...scenario, steps: undefined })}`];
       try {
-        const run = await setUp(app, clock, scenario, tally);
+        const ach =
+          rail === 'ach'
+            ? {
+                outbound: join(folder, `run-${++runNumber}`, 'outbound'),
+                inbound: join(folder, `run-${runNumber}`, 'inbound'),
+                dropped: [],
+              }
+            : undefined;
+        const run = await setUp(app, clock, scenario, tally, rail, ach);
         trace = run.trace;
         await checkBooks(run);
         for (const [index, step] of scenario.steps.entries()) {
@@ -441,7 +553,7 @@ test('the books stay sound under random earnings, advances, settlement, paydays 
     }),
     {
       seed: SEED,
-      numRuns: RUNS,
+      numRuns: runs,
       ...(PATH ? { path: PATH, endOnFailure: true } : {}),
       reporter: (details) => {
         if (!details.failed) return;
@@ -453,8 +565,14 @@ test('the books stay sound under random earnings, advances, settlement, paydays 
     },
   );
   const done = [...tally].sort(([a], [b]) => a.localeCompare(b)).map(([what, n]) => `${what}=${n}`);
-  t.diagnostic(`seed=${SEED} runs=${RUNS} ${done.join(' ')}`);
-});
+  t.diagnostic(`seed=${SEED} runs=${runs} ${done.join(' ')}`);
+  if (rail === 'ach' && SEED === DEFAULT_SEED && runs >= 6 && !PATH)
+    for (const path of ['return.advance-pending', 'return.advance-settled', 'return.payout'])
+      assert.ok(
+        done.some((what) => what.startsWith(path)),
+        `the CI runs reach ${path}: a change of the generators starved it; tune them`,
+      );
+}
 
 function count(run: Run, what: string, by = 1): void {
   if (by > 0) run.tally.set(what, (run.tally.get(what) ?? 0) + by);
@@ -466,7 +584,26 @@ function count(run: Run, what: string, by = 1): void {
  */
 async function wipeMoney(db: Db): Promise<void> {
   await sql`truncate ledger_entries, ledger_postings, funding_sources, earnings, transfers, ledger_accounts,
-    paychecks, idempotency_keys cascade`.execute(db);
+    paychecks, idempotency_keys, outbox, ach_returns, ach_return_files, ach_files, ach_entries, ach_windows
+    cascade`.execute(db);
+}
+
+/**
+ * The money core of one process: the test app's configuration with the run's rail. With ACH it pays bank accounts
+ * through files in the run's folders, on the run's clock (the clock chooses the window).
+ */
+function moneyCoreOf(app: TestApp, rail: Rail, clock: { now: Date }, ach: Run['ach']): MoneyCore {
+  if (rail === 'sandbox' || !ach) return createMoneyCore(app.money.db, app.config);
+  const money = app.config.money;
+  const config: Config = {
+    ...app.config,
+    money: {
+      ...money,
+      rail: 'ach',
+      ach: { ...money.ach, outboundDir: ach.outbound, inboundDir: ach.inbound },
+    },
+  };
+  return createMoneyCore(app.money.db, config, { now: () => clock.now });
 }
 
 async function setUp(
@@ -474,6 +611,8 @@ async function setUp(
   clock: { now: Date },
   scenario: Scenario,
   tally: Map<string, number>,
+  rail: Rail,
+  ach: Run['ach'],
 ): Promise<Run> {
   clock.now = new Date(FIRST_START + scenario.startMinutes * MINUTE_MS);
   const db = app.database.db;
@@ -484,7 +623,7 @@ async function setUp(
     tally,
     app,
     db,
-    core: createMoneyCore(db, app.config),
+    core: moneyCoreOf(app, rail, clock, ach),
     clock,
     limit: new Date(clock.now.getTime() + RUN_SPAN_DAYS * DAY_MS),
     policies: scenario.policies,
@@ -493,7 +632,9 @@ async function setUp(
     keys: new Map(),
     keyOrder: [],
     transferIds: [],
-    trace: [`start ${clock.now.toISOString()} ${JSON.stringify({ ...scenario, steps: undefined })}`],
+    trace: [`start ${clock.now.toISOString()} ${rail} ${JSON.stringify({ ...scenario, steps: undefined })}`],
+    rail,
+    ach,
   };
   for (const spec of scenario.workers) {
     const organization = spec.organization % organizationIds.length;
@@ -578,9 +719,11 @@ async function runStep(run: Run, step: Step): Promise<void> {
       return changeJob(run, step.job, step.action);
     case 'restart':
       // A new process: no cached system ledger accounts, a new rail object, the same database.
-      run.core = createMoneyCore(run.app.money.db, run.app.config);
+      run.core = moneyCoreOf(run.app, run.rail, run.clock, run.ach);
       count(run, 'restart');
       return;
+    case 'return':
+      return returnStep(run, step);
   }
 }
 
@@ -843,10 +986,16 @@ async function checkNewAdvance(run: Run, transferId: string, schedule: Schedule)
     { sent: 1, retried: 0, refused: 0 },
     'the advance is one instruction to the rail, sent after it committed',
   );
-  const { rows } = await sql<{ settle_after: Date }>`select settle_after from transfers
-    where id = ${transferId}::uuid`.execute(run.db);
+  const { rows } = await sql<{ settle_after: Date; destination_type: string }>`select t.settle_after,
+      d.account_type as destination_type
+    from transfers t join accounts d on d.id = t.destination_account_id where t.id = ${transferId}::uuid`.execute(
+    run.db,
+  );
   const delay = new Date(rows[0]?.settle_after as Date).getTime() - run.clock.now.getTime();
-  if (schedule === 'WITHIN_THIRTY_MINUTES')
+  // ACH has no instant schedule: an entry settles on a business day's morning after its window.
+  const throughAch = onAch(run, rows[0]?.destination_type);
+  if (throughAch) count(run, 'ach.entry');
+  if (schedule === 'WITHIN_THIRTY_MINUTES' && !throughAch)
     assert.equal(
       delay,
       run.app.config.money.sandboxInstantSettleSeconds * 1000,
@@ -855,7 +1004,7 @@ async function checkNewAdvance(run: Run, transferId: string, schedule: Schedule)
   else
     assert.ok(
       delay > 0 && delay <= 6 * DAY_MS,
-      `next business day advances settle within days (${delay} ms)`,
+      `next business day advances (and every advance through ACH) settle within days (${delay} ms)`,
     );
 }
 
@@ -958,21 +1107,38 @@ async function liveAccount(db: Db, personId: string, accountId: string) {
 
 // ---------------------------------------------------------------------------------------------------- settlement
 
+/** Whether a payment to this kind of account goes through ACH in this run (bank accounts, with EWA_RAIL=ach). */
+function onAch(run: Run, destinationType: string | undefined): boolean {
+  return run.rail === 'ach' && destinationType === 'DEPOSITORY';
+}
+
 async function settle(run: Run): Promise<void> {
   const at = run.clock.now.toISOString();
   // Instructions leave for the rail after their transactions commit: the rail knows of them only once sent.
   const sent = await run.core.outbox.dispatchDue(run.clock.now);
-  assert.equal(sent.retried + sent.refused, 0, 'the sandbox rail takes every instruction');
-  const { rows: due } = await sql<{ id: string; amount_minor: number }>`select id, amount_minor from transfers
-    where status = 'PENDING' and settle_after <= ${at}::timestamptz`.execute(run.db);
+  assert.equal(sent.retried + sent.refused, 0, 'the rail takes every instruction');
+  // ACH: the files of the windows due are cut first (the scheduler runs both every minute).
+  if (run.rail === 'ach') await exchangeFiles(run);
+  const { rows: due } = await sql<{
+    id: string;
+    amount_minor: number;
+    destination_type: string;
+  }>`select t.id, t.amount_minor, d.account_type as destination_type
+    from transfers t join accounts d on d.id = t.destination_account_id
+    where t.status = 'PENDING' and t.settle_after <= ${at}::timestamptz`.execute(run.db);
+  // A payout that came back stays IN_TRANSIT (owed to the worker by RETURNS_PAYABLE) and never arrives.
   const { rows: arriving } = await sql<{ id: string }>`select id from paychecks
-    where status = 'IN_TRANSIT' and payout_settle_after <= ${at}::timestamptz`.execute(run.db);
+    where status = 'IN_TRANSIT' and payout_settle_after <= ${at}::timestamptz
+      and payout_returned_at is null`.execute(run.db);
   const { rows: pendingBefore } = await sql<{ n: number }>`select count(*)::integer as n from transfers
     where status = 'PENDING'`.execute(run.db);
   const { sent: _sentAgain, ...report } = await run.core.settle(run.clock.now);
   run.trace.push(`  → ${JSON.stringify(report)}`);
   for (const [what, n] of Object.entries(report)) count(run, `settle.${what}`, n);
-  const failing = due.filter((t) => SANDBOX_FAILURE_AMOUNTS.has(t.amount_minor));
+  // The sandbox fails its magic amounts; ACH knows no such amounts.
+  const failing = due.filter(
+    (t) => !onAch(run, t.destination_type) && SANDBOX_FAILURE_AMOUNTS.has(t.amount_minor),
+  );
   assert.deepEqual(
     report,
     { settled: due.length - failing.length, failed: failing.length, deposited: arriving.length },
@@ -984,7 +1150,9 @@ async function settle(run: Run): Promise<void> {
       failure_reason: string | null;
     }>`select status, failure_reason
       from transfers where id = ${transfer.id}::uuid`.execute(run.db);
-    const reason = SANDBOX_FAILURE_AMOUNTS.get(transfer.amount_minor) ?? null;
+    const reason = failing.includes(transfer)
+      ? (SANDBOX_FAILURE_AMOUNTS.get(transfer.amount_minor) ?? null)
+      : null;
     assert.deepEqual(rows[0], { status: reason ? 'FAILED' : 'SETTLED', failure_reason: reason });
   }
   const { rows: pendingAfter } = await sql<{ n: number }>`select count(*)::integer as n from transfers
@@ -994,6 +1162,287 @@ async function settle(run: Run): Promise<void> {
     const { rows } = await sql<{ status: string }>`select status from paychecks
       where id = ${paycheck.id}::uuid`.execute(run.db);
     assert.equal(rows[0]?.status, 'DEPOSITED');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------- ACH
+
+const NOTHING_READ = { returnFiles: 0, returns: 0, unmatched: 0, refused: 0 };
+
+/** What a return must change once, and a file read again must not change at all. */
+async function achSnapshot(db: Db): Promise<string> {
+  const { rows: transfers } =
+    await sql`select id, status, failure_reason, returned_at, returned_to from transfers
+    order by id`.execute(db);
+  const { rows: returns } = await sql`select count(*)::integer as n from ach_returns`.execute(db);
+  return JSON.stringify({ money: await snapshot(db), transfers, returns });
+}
+
+/**
+ * Cuts the files of the windows due and reads the inbound folder, where only files read before are: no money moves,
+ * and every window due has its file.
+ */
+async function exchangeFiles(run: Run): Promise<void> {
+  const before = await achSnapshot(run.db);
+  const { composed, written, ...read } = await run.core.exchangeAchFiles(run.clock.now);
+  run.trace.push(`  → files composed ${composed}, written ${written}`);
+  count(run, 'ach.files', written ?? 0);
+  assert.deepEqual(read, NOTHING_READ, 'a return file read before is not read again');
+  assert.equal(await achSnapshot(run.db), before, 'cutting files and reading old return files move no money');
+  const { rows: uncut } = await sql`select id from ach_windows where cut_at is null
+    and cutoff_at <= ${run.clock.now.toISOString()}::timestamptz`.execute(run.db);
+  assert.deepEqual(uncut, [], 'every window whose cut-off has passed is cut');
+}
+
+/**
+ * The ACH files, read here from the Nacha layout: the outbound folder holds every file written, as composed; each
+ * holds exactly the entries of its window, each for what lands (the advance less its fee, or the payout), with its
+ * trace number on the transfer or paycheck; its file control counts the entries, adds up their bank ids (the entry
+ * hash) and amounts, and the file is whole blocks of ten records.
+ */
+async function checkAchFiles(run: Run): Promise<void> {
+  const { rows: files } = await sql<{
+    window_id: string;
+    file_name: string;
+    content: string;
+    written_at: Date | null;
+  }>`select window_id, file_name, content, written_at from ach_files`.execute(run.db);
+  const written = files.filter((file) => file.written_at !== null);
+  const onDisk = (await readdir(run.ach!.outbound).catch(() => [] as string[])).filter(
+    (name) => !name.startsWith('.'),
+  );
+  assert.deepEqual(
+    onDisk.sort(),
+    written.map((file) => file.file_name).sort(),
+    'the outbound folder holds the files written, whole',
+  );
+  const { rows: entries } = await sql<{
+    window_id: string;
+    trace_number: string;
+    amount_minor: number;
+    delivered: number | null;
+    rail_reference: string | null;
+  }>`select e.window_id, e.trace_number, e.amount_minor,
+      coalesce(t.amount_minor - t.fee_minor, p.payout_minor) as delivered,
+      coalesce(t.rail_reference, p.payout_rail_reference) as rail_reference
+    from ach_entries e left join transfers t on t.id = e.reference and e.purpose = 'ADVANCE'
+      left join paychecks p on p.id = e.reference and e.purpose = 'PAYCHECK'`.execute(run.db);
+  for (const entry of entries) {
+    assert.equal(Number(entry.amount_minor), Number(entry.delivered), 'an entry is for what lands');
+    assert.equal(entry.rail_reference, entry.trace_number, 'the trace number is kept with the payment');
+  }
+  for (const file of written) {
+    const text = await readFile(join(run.ach!.outbound, file.file_name), 'utf8');
+    assert.equal(text, file.content, `${file.file_name} is written as composed`);
+    const records = text.slice(0, -1).split('\n');
+    const sent = entryRecordsOf(text);
+    const expected = entries.filter((entry) => entry.window_id === file.window_id);
+    assert.deepEqual(
+      [...sent.keys()].sort(),
+      expected.map((entry) => entry.trace_number).sort(),
+      `${file.file_name} holds exactly the entries of its window`,
+    );
+    let hash = 0;
+    let creditMinor = 0;
+    for (const entry of expected) {
+      const record = sent.get(entry.trace_number) as string;
+      assert.equal(Number(columns(record, 30, 39)), Number(entry.amount_minor), 'the amount of the entry');
+      hash += Number(columns(record, 4, 11));
+      creditMinor += Number(entry.amount_minor);
+    }
+    const control = records.find((record) => record.startsWith('9') && !/^9+$/.test(record)) as string;
+    assert.deepEqual(
+      {
+        blocks: Number(columns(control, 8, 13)),
+        entries: Number(columns(control, 14, 21)),
+        hash: columns(control, 22, 31),
+        creditMinor: Number(columns(control, 44, 55)),
+      },
+      {
+        blocks: records.length / 10,
+        entries: expected.length,
+        hash: String(hash % 10_000_000_000).padStart(10, '0'),
+        creditMinor,
+      },
+      `${file.file_name}: the file control adds up its entries`,
+    );
+  }
+}
+
+interface SentEntry {
+  trace_number: string;
+  purpose: 'ADVANCE' | 'PAYCHECK';
+  reference: string;
+  returned: boolean;
+  transfer_status: string | null;
+  paycheck_status: string | null;
+  payout_returned: boolean | null;
+}
+
+/**
+ * The bank sends back a return file for some entries of the files it received (and perhaps a trace number we never
+ * sent): an advance not yet settled fails with the code; one settled comes back with it, to the earnings balance
+ * when every paycheck that funded it is still open, else to RETURNS_PAYABLE; a payout is owed to the worker
+ * (RETURNS_PAYABLE), its paycheck keeping its status; an entry returned before changes nothing. A copy of the file
+ * under another name changes nothing either.
+ */
+async function returnStep(run: Run, step: ReturnStep): Promise<void> {
+  const ach = run.ach;
+  if (!ach) return;
+  setClock(run, run.clock.now.getTime() + step.laterMinutes * MINUTE_MS);
+  // The bank returns only what it received: the files due go out first.
+  await exchangeFiles(run);
+  const { rows: sent } = await sql<SentEntry>`select e.trace_number, e.purpose, e.reference,
+      r.trace_number is not null as returned, t.status as transfer_status, p.status as paycheck_status,
+      p.payout_returned_at is not null as payout_returned
+    from ach_entries e join ach_files f on f.window_id = e.window_id and f.written_at is not null
+      left join ach_returns r on r.trace_number = e.trace_number
+      left join transfers t on t.id = e.reference and e.purpose = 'ADVANCE'
+      left join paychecks p on p.id = e.reference and e.purpose = 'PAYCHECK'
+    order by e.trace_number`.execute(run.db);
+  const open = sent.filter((entry) => !entry.returned);
+  const pools: Record<ReturnPick['prefer'], SentEntry[]> = {
+    PENDING: open.filter((entry) => entry.transfer_status === 'PENDING'),
+    SETTLED: open.filter((entry) => entry.transfer_status === 'SETTLED'),
+    PAYCHECK: open.filter((entry) => entry.purpose === 'PAYCHECK'),
+    ANY: sent,
+  };
+  const picked: { entry: SentEntry; code: ReturnCode }[] = [];
+  for (const pick of step.picks) {
+    const pool = pools[pick.prefer].length > 0 ? pools[pick.prefer] : pools.ANY;
+    const entry = pool[pick.index % Math.max(pool.length, 1)];
+    if (entry) picked.push({ entry, code: pick.code });
+  }
+  if (picked.length === 0 && !step.unknown) {
+    count(run, 'return.nothing-sent');
+    return;
+  }
+  const records = new Map<string, string>();
+  for (const name of await readdir(ach.outbound).catch(() => [] as string[]))
+    for (const [trace, record] of entryRecordsOf(await readFile(join(ach.outbound, name), 'utf8')))
+      records.set(trace, record);
+  const returned: ReturnedEntry[] = picked.map(({ entry, code }) => ({
+    entryRecord: records.get(entry.trace_number) as string,
+    returnCode: code,
+  }));
+  const unknownTrace = `${run.app.config.money.ach.originatingDfi}9999999`;
+  if (step.unknown)
+    returned.push({
+      entryRecord: returned[0]?.entryRecord ?? strangerEntryRecord(unknownTrace),
+      returnCode: 'R03',
+      originalTraceNumber: unknownTrace,
+    });
+
+  // What each return must do, worked out from the rows as they are: the first code of an entry told twice counts.
+  const codeOf = new Map<string, { entry: SentEntry; code: ReturnCode }>();
+  for (const pick of picked)
+    if (!codeOf.has(pick.entry.trace_number)) codeOf.set(pick.entry.trace_number, pick);
+  const now = run.clock.now.toISOString();
+  const expectedRows: { reference: string; purpose: string; row: Record<string, unknown> }[] = [];
+  const gains = new Map<string, number>();
+  let fresh = 0;
+  for (const { entry, code } of codeOf.values()) {
+    if (entry.returned) {
+      count(run, 'return.again');
+      continue;
+    }
+    fresh++;
+    if (entry.purpose === 'ADVANCE') {
+      const { rows } = await sql<{
+        status: string;
+        amount_minor: number;
+        origin_account_id: string;
+        funding_open: boolean;
+      }>`select t.status, t.amount_minor, t.origin_account_id,
+          not exists (select 1 from funding_sources f join paychecks p on p.id = f.paycheck_id
+            where f.transfer_id = t.id and f.stage = 'ESTIMATED' and p.status not in ('ESTIMATED', 'PROCESSING'))
+            as funding_open
+        from transfers t where t.id = ${entry.reference}::uuid`.execute(run.db);
+      const t = rows[0]!;
+      const gain = (amount: number) =>
+        gains.set(t.origin_account_id, (gains.get(t.origin_account_id) ?? 0) + amount);
+      if (t.status === 'PENDING') {
+        gain(Number(t.amount_minor));
+        count(run, 'return.advance-pending');
+        expectedRows.push({
+          reference: entry.reference,
+          purpose: entry.purpose,
+          row: { status: 'FAILED', failure_reason: code, returned_at: null, returned_to: null },
+        });
+      } else if (t.status === 'SETTLED') {
+        const to = t.funding_open ? 'EARNINGS_BALANCE' : 'RETURNS_PAYABLE';
+        if (to === 'EARNINGS_BALANCE') gain(Number(t.amount_minor));
+        count(run, `return.advance-settled.${to}`);
+        expectedRows.push({
+          reference: entry.reference,
+          purpose: entry.purpose,
+          row: { status: 'FAILED', failure_reason: code, returned_at: now, returned_to: to },
+        });
+      }
+    } else if (!entry.payout_returned) {
+      count(run, `return.payout-${entry.paycheck_status}`);
+      expectedRows.push({
+        reference: entry.reference,
+        purpose: entry.purpose,
+        row: { status: entry.paycheck_status, payout_returned_at: now, payout_return_reason: code },
+      });
+    }
+  }
+  if (step.unknown) count(run, 'return.unknown');
+
+  const name = `returns-${String(ach.dropped.length + 1).padStart(3, '0')}.ach`;
+  await mkdir(ach.inbound, { recursive: true });
+  await writeFile(
+    join(ach.inbound, name),
+    returnFile(returned, {
+      createdAt: now.slice(2, 4) + now.slice(5, 7) + now.slice(8, 10) + now.slice(11, 13) + now.slice(14, 16),
+      referenceCode: `R${String(ach.dropped.length + 1).padStart(7, '0')}`,
+    }),
+  );
+  ach.dropped.push(name);
+  const balancesBefore = await balancesOf(run);
+  const report = await run.core.exchangeAchFiles(run.clock.now);
+  run.trace.push(`  → ${name}: ${JSON.stringify(report)}`);
+  assert.deepEqual(
+    report,
+    { composed: 0, written: 0, returnFiles: 1, returns: fresh, unmatched: step.unknown ? 1 : 0, refused: 0 },
+    'the file is read once, each entry not returned before is returned, an unknown trace is reported',
+  );
+  for (const { reference, purpose, row } of expectedRows) {
+    const { rows } =
+      purpose === 'ADVANCE'
+        ? await sql<Record<string, unknown>>`select status, failure_reason, returned_at, returned_to
+            from transfers where id = ${reference}::uuid`.execute(run.db)
+        : await sql<Record<string, unknown>>`select status, payout_returned_at, payout_return_reason
+            from paychecks where id = ${reference}::uuid`.execute(run.db);
+    const actual = Object.fromEntries(
+      Object.entries(rows[0]!).map(([key, value]) => [
+        key,
+        value instanceof Date || (key.endsWith('_at') && value !== null)
+          ? new Date(value as Date).toISOString()
+          : value,
+      ]),
+    );
+    assert.deepEqual(actual, row, `${purpose} ${reference} after its return`);
+  }
+  const balancesAfter = await balancesOf(run);
+  for (const [id, balance] of balancesAfter)
+    assert.equal(
+      balance - (balancesBefore.get(id) ?? 0),
+      gains.get(id) ?? 0,
+      'a return gives the earnings balance back what it should',
+    );
+  if (step.copy) {
+    await copyFile(join(ach.inbound, name), join(ach.inbound, `copy-of-${name}`));
+    const before = await achSnapshot(run.db);
+    const again = await run.core.exchangeAchFiles(run.clock.now);
+    assert.deepEqual(
+      again,
+      { composed: 0, written: 0, ...NOTHING_READ },
+      'a copy of a file read is not read',
+    );
+    assert.equal(await achSnapshot(run.db), before, 'a copy of a file read changes nothing');
+    count(run, 'return.copy');
   }
 }
 
@@ -1152,15 +1601,31 @@ async function drain(run: Run): Promise<void> {
   const { rows } = await sql<{ id: string; status: string }>`select id, status from transfers
       where status = 'PENDING'
     union all select id, status from paychecks
-      where status = 'IN_TRANSIT' or (status = 'PROCESSING' and payout_held_reason <> 'NO_DEFAULT_ACCOUNT')`.execute(
-    run.db,
-  );
+      where (status = 'IN_TRANSIT' and payout_returned_at is null)
+        or (status = 'PROCESSING' and payout_held_reason <> 'NO_DEFAULT_ACCOUNT')`.execute(run.db);
   const unclosed = (await estimatedPaychecks(run)).filter((p) => periodEndOf(run, p) <= payday);
   assert.deepEqual(
     [...rows, ...unclosed],
     [],
     'after the drain nothing is in flight and only paychecks without an account wait',
   );
+  if (run.rail === 'ach') {
+    const { rows: uncut } = await sql`select id from ach_windows where cut_at is null
+      and cutoff_at <= ${run.clock.now.toISOString()}::timestamptz`.execute(run.db);
+    assert.deepEqual(uncut, [], 'every window due has its file');
+    await checkBooks(run);
+    // Late returns, once everything settled and was paid out: the money is owed to the workers.
+    await returnStep(run, {
+      kind: 'return',
+      laterMinutes: 60,
+      picks: [
+        { prefer: 'SETTLED', index: 0, code: 'R02' },
+        { prefer: 'PAYCHECK', index: 1, code: 'R01' },
+      ],
+      unknown: false,
+      copy: true,
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------- the books
@@ -1212,12 +1677,17 @@ async function checkBooks(run: Run): Promise<void> {
     await sql`select p.id, p.net_earnings_minor, p.payout_minor, coalesce(f.total, 0) as funded
     from paychecks p left join (select f.paycheck_id, sum(f.amount_minor)::bigint as total
       from funding_sources f join transfers t on t.id = f.transfer_id
-      where f.stage = 'ESTIMATED' and t.status <> 'FAILED' group by f.paycheck_id) f on f.paycheck_id = p.id
+      where f.stage = 'ESTIMATED' and (t.status <> 'FAILED' or t.returned_to = 'RETURNS_PAYABLE')
+      group by f.paycheck_id) f on f.paycheck_id = p.id
     where p.status in ('IN_TRANSIT', 'DEPOSITED')
       and (p.payout_minor is null or p.payout_minor + coalesce(f.total, 0) <> p.net_earnings_minor)`.execute(
       db,
     );
-  assert.deepEqual(unpaid, [], 'a paid paycheck: payout + its advances that did not fail = net');
+  assert.deepEqual(
+    unpaid,
+    [],
+    'a paid paycheck: payout + its advances that did not fail (or came back after it was paid) = net',
+  );
   const { rows: late } = await sql`select p.id as paycheck_id, t.id as transfer_id from paychecks p
     join funding_sources f on f.paycheck_id = p.id join transfers t on t.id = f.transfer_id
     where p.status in ('IN_TRANSIT', 'DEPOSITED') and t.status = 'PENDING'`.execute(db);
@@ -1239,13 +1709,15 @@ async function checkBooks(run: Run): Promise<void> {
     'paycheck figures: gross = Σ earnings, withholdings rounded up, access rounded down',
   );
   await checkSystemAccounts(db);
+  if (run.rail === 'ach') await checkAchFiles(run);
 }
 
 /**
  * The system ledger accounts of each organization hold exactly what is in flight or owed: fees of advances that
- * did not fail; at the external bank and card, advances not yet resolved and payouts not yet arrived; the
- * provider's funding, what it delivered less the net pay the employer funded; the employer's clearing, minus the
- * net pay of paychecks not yet paid.
+ * did not fail; at the external bank and card, advances not yet resolved and payouts not yet arrived (nor come
+ * back); the provider's funding, what it delivered (and was not returned) less the net pay the employer funded; the
+ * employer's clearing, minus the net pay of paychecks not yet paid; returns payable, the advances and payouts that
+ * came back after the paycheck that funded them was paid.
  */
 async function checkSystemAccounts(db: Db): Promise<void> {
   const { rows: actual } = await sql<{ organization_id: string; kind: string; balance: number }>`select
@@ -1259,21 +1731,24 @@ async function checkSystemAccounts(db: Db): Promise<void> {
     status: string;
     amount: number;
     fee: number;
-  }>`select j.organization_id, d.account_type as destination_type, t.status,
+    returned_to: string | null;
+  }>`select j.organization_id, d.account_type as destination_type, t.status, t.returned_to,
       sum(t.amount_minor)::bigint as amount, sum(t.fee_minor)::bigint as fee
     from transfers t join jobs j on j.earnings_balance_account_id = t.origin_account_id
       join accounts d on d.id = t.destination_account_id
-    group by j.organization_id, d.account_type, t.status`.execute(db);
+    group by j.organization_id, d.account_type, t.status, t.returned_to`.execute(db);
   const { rows: paychecks } = await sql<{
     organization_id: string;
     payout_type: string | null;
     status: string;
     net: number;
     payout: number;
+    returned: boolean;
   }>`select j.organization_id, a.account_type as payout_type, p.status,
+      p.payout_returned_at is not null as returned,
       sum(p.net_earnings_minor)::bigint as net, coalesce(sum(p.payout_minor), 0)::bigint as payout
     from paychecks p join jobs j on j.id = p.job_id left join accounts a on a.id = p.payout_account_id
-    group by j.organization_id, a.account_type, p.status`.execute(db);
+    group by j.organization_id, a.account_type, p.status, p.payout_returned_at is not null`.execute(db);
   const expected = new Map<string, number>();
   const add = (organization: string, kind: string, amount: number) => {
     const key = `${organization}/${kind}`;
@@ -1284,15 +1759,17 @@ async function checkSystemAccounts(db: Db): Promise<void> {
     if (a.status !== 'FAILED') add(a.organization_id, 'FEE_REVENUE', a.fee);
     if (a.status === 'PENDING') add(a.organization_id, external, a.amount - a.fee);
     if (a.status === 'SETTLED') add(a.organization_id, 'PROVIDER_FUNDING', a.amount - a.fee);
+    if (a.returned_to === 'RETURNS_PAYABLE') add(a.organization_id, 'RETURNS_PAYABLE', a.amount);
   }
   for (const p of paychecks) {
     const external = p.payout_type === 'CARD' ? 'EXTERNAL_CARD' : 'EXTERNAL_BANK';
     if (p.status === 'ESTIMATED' || p.status === 'PROCESSING')
       add(p.organization_id, 'EMPLOYER_PAYROLL_CLEARING', -p.net);
-    if (p.status === 'IN_TRANSIT') add(p.organization_id, external, p.payout);
+    if (p.status === 'IN_TRANSIT' && !p.returned) add(p.organization_id, external, p.payout);
     if (p.status === 'IN_TRANSIT' || p.status === 'DEPOSITED')
       add(p.organization_id, 'PROVIDER_FUNDING', -p.net);
-    if (p.status === 'DEPOSITED') add(p.organization_id, 'PROVIDER_FUNDING', p.payout);
+    if (p.status === 'DEPOSITED' && !p.returned) add(p.organization_id, 'PROVIDER_FUNDING', p.payout);
+    if (p.returned) add(p.organization_id, 'RETURNS_PAYABLE', p.payout);
   }
   const shown = (entries: Iterable<[string, number]>) =>
     Object.fromEntries(

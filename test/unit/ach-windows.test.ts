@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import {
   ACH_WINDOW_CUTOFFS,
   effectiveEntryDateFor,
+  firstSettlementDayFrom,
   settlementInstant,
   windowFor,
   windowsDueBy,
@@ -161,6 +162,31 @@ test('settlement at 08:30 in New York, right across daylight-saving changes', ()
   assert.equal(settlementInstant('2026-11-01').toISOString(), '2026-11-01T13:30:00.000Z'); // the change day
   assert.equal(settlementInstant('2026-11-02').toISOString(), '2026-11-02T13:30:00.000Z');
   assert.throws(() => settlementInstant('2026-11-31'), RangeError);
+});
+
+test('first settlement day from an instant: its New York day, or the next when that day settled before it', () => {
+  // Payday midnights, Friday 20 March 2026 (EDT, UTC-4): in New York and west of it, the same New York day.
+  assert.equal(firstSettlementDayFrom(at('2026-03-20T04:00:00Z')), '2026-03-20'); // New York
+  assert.equal(firstSettlementDayFrom(at('2026-03-20T07:00:00Z')), '2026-03-20'); // Los Angeles
+  // East of New York payday begins on New York's Thursday, after its 08:30 settlement: Friday.
+  assert.equal(firstSettlementDayFrom(at('2026-03-20T00:00:00Z')), '2026-03-20'); // UTC
+  assert.equal(firstSettlementDayFrom(at('2026-03-19T15:00:00Z')), '2026-03-20'); // Tokyo
+  // At the settlement instant itself, that day; a moment later, the next.
+  assert.equal(firstSettlementDayFrom(at('2026-03-19T12:30:00Z')), '2026-03-19');
+  assert.equal(firstSettlementDayFrom(at('2026-03-19T12:30:00.001Z')), '2026-03-20');
+  assert.throws(() => firstSettlementDayFrom(new Date(Number.NaN)), RangeError);
+  fc.assert(
+    fc.property(
+      fc.date({ min: new Date('2025-01-01'), max: new Date('2028-01-01'), noInvalidDate: true }),
+      (instant) => {
+        const day = firstSettlementDayFrom(instant);
+        assert.ok(settlementInstant(day) >= instant, 'not before the instant');
+        const dayBefore = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+        assert.ok(settlementInstant(dayBefore) < instant, 'the first such day');
+      },
+    ),
+    { seed: 0x5e7, numRuns: 500 },
+  );
 });
 
 test('property: the window is the first cut-off strictly after the instant, at its New York wall-clock time', () => {

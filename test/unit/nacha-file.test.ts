@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import {
@@ -12,27 +11,10 @@ import {
   writeNachaFile,
 } from '../../src/rails/ach/nacha-file.ts';
 import { NachaFormatError } from '../../src/rails/ach/nacha-layout.ts';
+import { writtenByNach2 } from '../helpers/nacha.ts';
 
 const GOLDEN = new URL('../fixtures/ach/origination-golden.ach', import.meta.url);
 const ODFI = '09100001';
-
-// nach2 is a Nacha *writer* (0.5.1 has no parser): the same spec written by it must give the same records.
-interface Nach2File {
-  addBatch(batch: Nach2Batch): void;
-  generateFile(done: (text: string) => void): void;
-}
-interface Nach2Batch {
-  addEntry(entry: object): void;
-}
-interface Nach2Entry {
-  set(field: string, value: unknown): void;
-}
-interface Nach2 {
-  File: new (options: Record<string, unknown>) => Nach2File;
-  Batch: new (options: Record<string, unknown>) => Nach2Batch;
-  Entry: new (options: Record<string, unknown>) => Nach2Entry;
-}
-const nach = createRequire(import.meta.url)('nach2') as Nach2;
 
 /** ABA check digit computed here, apart from the module: 3, 7, 1 weights, sum a multiple of ten. */
 function withCheckDigit(eightDigits: string): string {
@@ -222,60 +204,6 @@ function expectedEntries(batch: NachaBatch) {
 function hashOf(entries: readonly NachaEntry[]): string {
   const sum = entries.reduce((total, e) => total + BigInt(e.receivingRoutingNumber.slice(0, 8)), 0n);
   return String(sum % 10_000_000_000n).padStart(10, '0');
-}
-
-function newYorkDateAndTime(instant: Date): [string, string] {
-  // 'sv-SE' writes 'YYYY-MM-DD HH:MM:SS'.
-  const text = instant.toLocaleString('sv-SE', { timeZone: 'America/New_York', hourCycle: 'h23' });
-  return [text.slice(2, 4) + text.slice(5, 7) + text.slice(8, 10), text.slice(11, 13) + text.slice(14, 16)];
-}
-
-async function writtenByNach2(spec: NachaFileSpec): Promise<string[]> {
-  const [creationDate, creationTime] = newYorkDateAndTime(spec.createdAt);
-  const file = new nach.File({
-    immediateDestination: spec.immediateDestination,
-    immediateOrigin: spec.immediateOrigin,
-    immediateDestinationName: spec.immediateDestinationName.toUpperCase(),
-    immediateOriginName: spec.immediateOriginName.toUpperCase(),
-    referenceCode: spec.referenceCode?.toUpperCase(),
-    fileCreationDate: creationDate,
-    fileCreationTime: creationTime,
-    fileIdModifier: spec.fileIdModifier,
-    batchSequenceNumber: spec.batches[0]!.batchNumber, // nach2 numbers batches itself, one up from here
-  });
-  for (const b of spec.batches) {
-    const [year, month, day] = b.effectiveEntryDate.split('-').map(Number) as [number, number, number];
-    const batch = new nach.Batch({
-      serviceClassCode: '220',
-      companyName: b.companyName.toUpperCase(),
-      standardEntryClassCode: 'PPD',
-      companyIdentification: b.companyIdentification,
-      companyEntryDescription: b.companyEntryDescription.toUpperCase(),
-      companyDescriptiveDate: ' ', // nach2 refuses an empty value; a space pads to the same blank field
-      effectiveEntryDate: new Date(year, month - 1, day), // nach2 formats local-time dates
-      originatingDFI: b.originatingDfi,
-    });
-    for (const e of b.entries) {
-      const nachEntry = new nach.Entry({
-        receivingDFI: e.receivingRoutingNumber,
-        DFIAccount: e.accountNumber,
-        amount: '0.01',
-        idNumber: e.individualId.toUpperCase() || ' ',
-        individualName: e.individualName.toUpperCase(),
-        discretionaryData: '  ',
-        transactionCode: String(e.transactionCode),
-        traceNumber: e.traceNumber,
-      });
-      // nach2 takes dollars, and its length check counts the characters of the JavaScript number, decimal point
-      // included, so it refuses any amount of 11 such characters ($10,000,000.00 and up, and e.g. 12304689.11)
-      // that its 10-digit field holds. Setting the amount after the check writes it all the same.
-      nachEntry.set('amount', Number((e.amountMinor / 100).toFixed(2)));
-      batch.addEntry(nachEntry);
-    }
-    file.addBatch(batch);
-  }
-  const text = await new Promise<string>((resolve) => file.generateFile(resolve));
-  return text.split(/\r?\n/);
 }
 
 test('two batches of checking and savings credits: 94-character records in blocks of ten that add up', () => {

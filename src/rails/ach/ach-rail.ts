@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { type Tx, withTransaction } from '../../db/transaction.ts';
-import { localDateOf } from '../../domain/calendar.ts';
 import { isBusinessDay, nextBusinessDay } from '../business-days.ts';
 import {
   type PaymentRail,
@@ -15,8 +14,8 @@ import {
   RailRejection,
 } from '../payment-rail.ts';
 import {
-  ACH_TIME_ZONE,
   effectiveEntryDateFor,
+  firstSettlementDayFrom,
   settlementInstant,
   windowById,
   windowFor,
@@ -94,7 +93,7 @@ export function createAchRail(options: AchRailOptions): AchRail {
         if (known) return known;
         const window = await openWindow(tx, options.now());
         const notBeforeDay = instruction.notBefore
-          ? localDateOf(instruction.notBefore, ACH_TIME_ZONE)
+          ? firstSettlementDayFrom(instruction.notBefore)
           : undefined;
         const effective = effectiveEntryDateFor(window, notBeforeDay, nextBusinessDay, isBusinessDay);
         const settlesAt = settlementInstant(effective);
@@ -128,16 +127,11 @@ export function createAchRail(options: AchRailOptions): AchRail {
         db,
       );
       for (const window of due) if (await composeFile(options, window.id, now)) composed++;
-      const { rows: unwritten } = await sql<{ window_id: string; file_name: string; content: string }>`select
-          window_id, file_name, content from ach_files where written_at is null order by window_id`.execute(
-        db,
-      );
-      for (const file of unwritten) {
-        await writeWhole(options.outboundDir, file.file_name, file.content);
-        await sql`update ach_files set written_at = ${now.toISOString()}::timestamptz
-          where window_id = ${file.window_id} and written_at is null`.execute(db);
-      }
-      return { composed, written: unwritten.length };
+      const { rows: unwritten } = await sql<{ window_id: string }>`select window_id from ach_files
+        where written_at is null order by window_id`.execute(db);
+      let written = 0;
+      for (const { window_id } of unwritten) if (await writeFileOf(options, window_id, now)) written++;
+      return { composed, written };
     },
 
     async readReturnFiles(now, apply) {
@@ -298,6 +292,28 @@ async function composeFile(options: AchRailOptions, windowId: string, now: Date)
   });
 }
 
+/**
+ * Writes a composed file into the outbound folder and records it written, holding its row meanwhile: a process
+ * that finds the row held skips it, so no two processes write one file at once (they would share its temporary
+ * name), and a writer killed mid-file lets the row go for the next run to write it whole. False when the file was
+ * written, or is being written, by another.
+ */
+async function writeFileOf(options: AchRailOptions, windowId: string, now: Date): Promise<boolean> {
+  return withTransaction(options.db, async (tx) => {
+    const { rows } = await sql<{
+      file_name: string;
+      content: string;
+    }>`select file_name, content from ach_files
+      where window_id = ${windowId} and written_at is null for update skip locked`.execute(tx);
+    const file = rows[0];
+    if (!file) return false;
+    await writeWhole(options.outboundDir, file.file_name, file.content);
+    await sql`update ach_files set written_at = ${now.toISOString()}::timestamptz
+      where window_id = ${windowId}`.execute(tx);
+    return true;
+  });
+}
+
 /** Records a return file as read; false when it was read before. */
 async function claimFile(
   tx: Tx,
@@ -315,7 +331,11 @@ async function claimFile(
   return rows.length === 1;
 }
 
-/** Writes a file whole: to a hidden temporary name, flushed to disk, then renamed into place. */
+/**
+ * Writes a file whole: to a hidden temporary name, flushed to disk, then renamed into place, and the rename flushed
+ * too (the folder's entry), before the caller records the file as written: after a power cut, a file the books
+ * count as sent (its credits then settle) must be in the folder.
+ */
 async function writeWhole(dir: string, name: string, content: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   const temporary = join(dir, `.${name}.partial`);
@@ -330,4 +350,10 @@ async function writeWhole(dir: string, name: string, content: string): Promise<v
     await rm(temporary, { force: true });
     throw error;
   });
+  const folder = await open(dir, 'r');
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
 }

@@ -118,3 +118,14 @@ export function effectiveEntryDateFor(
 export function settlementInstant(effectiveDay: string): Date {
   return newYorkInstant(effectiveDay, SETTLEMENT_TIME);
 }
+
+/**
+ * The first day (New York's calendar) whose settlement instant is not before `instant`: a credit effective that day
+ * or later is not delivered before it. A payday that begins on an employer's clocks east of New York begins on
+ * New York's day before, after that day's settlement: its New York date alone would deliver the pay a day early.
+ */
+export function firstSettlementDayFrom(instant: Date): string {
+  if (Number.isNaN(instant.getTime())) throw new RangeError('instant must be a valid Date');
+  const day = localDateOf(instant, ACH_TIME_ZONE);
+  return settlementInstant(day) < instant ? addDays(day, 1) : day;
+}

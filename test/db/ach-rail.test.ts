@@ -1,0 +1,926 @@
+/**
+ * The ACH rail end to end, on the database (PGlite, and PostgreSQL with DATABASE_URL): advances to bank accounts and
+ * payday remainders go to the outbox, the dispatcher sends them to the ACH rail (EWA_RAIL=ach), each becomes an entry
+ * of the next window's Nacha file with its trace number kept on the transfer or paycheck; the file of each window
+ * is written once to the outbound folder, record for record what nach2 (an independent writer) writes for the same
+ * payments; return files dropped in the inbound folder fail or reverse what they return, once. The clock is fake;
+ * nothing else is.
+ *
+ * 2026: New York is on EDT (UTC-4) from Sunday 8 March, so the cut-offs 10:30, 14:45 and 16:45 are 14:30, 18:45 and
+ * 20:45 UTC, and settlement (08:30) is 12:30 UTC. The default pay calendar (biweekly from Monday 5 January, payday
+ * five days after the period) has a period from 2 to 15 March, paid on Friday 20 March.
+ */
+import assert from 'node:assert/strict';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/database.ts';
+import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import type { NachaBatch, NachaEntry } from '../../src/rails/ach/nacha-file.ts';
+import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
+import { createOrganization } from '../helpers/factories.ts';
+import {
+  addBankAccount,
+  advanceBody,
+  createPaidWorker,
+  type PaidWorker,
+  postTransfer,
+  recordShift,
+} from '../helpers/money.ts';
+import { entryRecordsOf, nach2File, type ReturnedEntry, returnFile } from '../helpers/nacha.ts';
+import { openTestDatabase } from '../helpers/test-database.ts';
+
+/** Who we are in the files: not the defaults, so that the files show they come from the configuration. */
+const IDENTITY = {
+  immediateDestination: '091000019',
+  immediateDestinationName: 'WELLS FARGO BANK',
+  immediateOrigin: '1234567890',
+  immediateOriginName: 'EWA TEST EMPLOYER',
+  companyName: 'EWA TEST CO',
+  companyIdentification: '9876543210',
+  originatingDfi: '09100001',
+};
+/** The bank of every worker's account (createPaidWorker, addBankAccount). */
+const WORKER_ROUTING_NUMBER = '110000000';
+const FEE_MINOR = 150;
+
+interface AchWorld {
+  app: TestApp;
+  db: Db;
+  clock: { now: Date };
+  outbound: string;
+  inbound: string;
+  organizationId: string;
+  /** Each bank account's number, as the test gave it. */
+  accountNumbers: Map<string, string>;
+}
+
+async function achWorld(t: TestContext, start: string): Promise<AchWorld> {
+  const folder = await mkdtemp(join(tmpdir(), 'ewa-ach-'));
+  t.after(() => rm(folder, { recursive: true, force: true }));
+  const outbound = join(folder, 'outbound');
+  const inbound = join(folder, 'inbound');
+  const clock = { now: new Date(start) };
+  const database = await openTestDatabase(t);
+  const app = await buildTestAppOn(
+    t,
+    database,
+    {
+      EWA_RAIL: 'ach',
+      EWA_ACH_OUTBOUND_DIR: outbound,
+      EWA_ACH_INBOUND_DIR: inbound,
+      EWA_ACH_IMMEDIATE_DESTINATION: IDENTITY.immediateDestination,
+      EWA_ACH_IMMEDIATE_DESTINATION_NAME: IDENTITY.immediateDestinationName,
+      EWA_ACH_IMMEDIATE_ORIGIN: IDENTITY.immediateOrigin,
+      EWA_ACH_IMMEDIATE_ORIGIN_NAME: IDENTITY.immediateOriginName,
+      EWA_ACH_COMPANY_NAME: IDENTITY.companyName,
+      EWA_ACH_COMPANY_ID: IDENTITY.companyIdentification,
+      EWA_ACH_ODFI: IDENTITY.originatingDfi,
+    },
+    { now: () => clock.now },
+  );
+  assert.ok(app.money.ach, 'EWA_RAIL=ach gives the money core its ACH rail');
+  const organizationId = await createOrganization(app, {
+    policy: { fee_bank_next_day_minor: FEE_MINOR },
+  });
+  return {
+    app,
+    db: database.db,
+    clock,
+    outbound,
+    inbound,
+    organizationId,
+    accountNumbers: new Map(),
+  };
+}
+
+/** A worker of the world's employer who earned 40,000 (15,000 accessible) the day before now. */
+async function worker(world: AchWorld, organizationId = world.organizationId): Promise<PaidWorker> {
+  const paid = await createPaidWorker(world.app, {
+    organizationId,
+    earnedMinor: 40_000,
+    now: world.clock.now,
+  });
+  // The number createPaidWorker gave the bank account.
+  world.accountNumbers.set(
+    paid.depositoryId,
+    `0001${paid.personId.replace(/\D/g, '').slice(0, 8).padEnd(8, '7')}`,
+  );
+  return paid;
+}
+
+async function savingsAccount(world: AchWorld, paid: PaidWorker, accountNumber: string): Promise<string> {
+  const id = await addBankAccount(paid, accountNumber);
+  world.accountNumbers.set(id, accountNumber);
+  return id;
+}
+
+/** A payment the test expects in a file: what lands (requested − fee, or the payout) in which account. */
+interface Payment {
+  purpose: 'ADVANCE' | 'PAYCHECK';
+  id: string;
+  deliveredMinor: number;
+  accountId: string;
+}
+
+/** POST /rest/transfers, next business day, to the default bank account or the one given. */
+async function advance(world: AchWorld, paid: PaidWorker, amountMinor: number, accountId?: string) {
+  const response = await postTransfer(
+    world.app,
+    paid.token,
+    advanceBody({ ...paid, depositoryId: accountId ?? paid.depositoryId }, { amount: amountMinor }),
+  );
+  assert.equal(response.statusCode, 200, response.body);
+  const { data } = response.json();
+  assert.equal(data.attributes.fee, FEE_MINOR);
+  return {
+    purpose: 'ADVANCE',
+    id: data.id as string,
+    deliveredMinor: amountMinor - FEE_MINOR,
+    accountId: accountId ?? paid.depositoryId,
+  } satisfies Payment;
+}
+
+async function dispatch(world: AchWorld, expected: number): Promise<void> {
+  assert.deepEqual(await world.app.money.outbox.dispatchDue(world.clock.now), {
+    sent: expected,
+    retried: 0,
+    refused: 0,
+  });
+  await booksAreSound(world);
+}
+
+async function booksAreSound(world: AchWorld): Promise<void> {
+  assert.deepEqual(await checkLedgerInvariants(world.db), []);
+}
+
+interface EntryRow {
+  instruction_id: string;
+  reference: string;
+  purpose: string;
+  window_id: string;
+  trace_number: string;
+  effective_date: string;
+  settles_at: Date;
+  amount_minor: number;
+}
+
+async function entryOf(world: AchWorld, reference: string): Promise<EntryRow> {
+  const { rows } = await sql<EntryRow>`select instruction_id, reference, purpose, window_id, trace_number,
+      to_char(effective_date, 'YYYY-MM-DD') as effective_date, settles_at, amount_minor
+    from ach_entries where reference = ${reference}::uuid`.execute(world.db);
+  assert.equal(rows.length, 1, `one ACH entry for ${reference}`);
+  const row = rows[0]!;
+  return { ...row, amount_minor: Number(row.amount_minor), settles_at: new Date(row.settles_at) };
+}
+
+/** Where the trace number of a payment is kept: on its transfer, or on its paycheck. */
+async function railReferenceOf(world: AchWorld, payment: Payment) {
+  const { rows } =
+    payment.purpose === 'ADVANCE'
+      ? await sql<{ rail_reference: string; settle_after: Date }>`select rail_reference, settle_after
+          from transfers where id = ${payment.id}::uuid`.execute(world.db)
+      : await sql<{
+          rail_reference: string;
+          settle_after: Date;
+        }>`select payout_rail_reference as rail_reference,
+          payout_settle_after as settle_after from paychecks where id = ${payment.id}::uuid`.execute(
+          world.db,
+        );
+  const row = rows[0]!;
+  return { railReference: row.rail_reference, settleAfter: new Date(row.settle_after) };
+}
+
+/**
+ * Each payment is one entry of `windowId`, for what lands, taking effect on `effectiveDate` and settling at 08:30 in
+ * New York that day; its trace number (our bank's id, then a sequence) and settlement instant are on its transfer
+ * or paycheck.
+ */
+async function expectEntries(
+  world: AchWorld,
+  payments: readonly Payment[],
+  windowId: string,
+  effectiveDate: string,
+  settlesAt: string,
+): Promise<void> {
+  for (const payment of payments) {
+    const entry = await entryOf(world, payment.id);
+    assert.deepEqual(
+      {
+        purpose: entry.purpose,
+        window: entry.window_id,
+        effective: entry.effective_date,
+        amount: entry.amount_minor,
+        settlesAt: entry.settles_at.toISOString(),
+      },
+      {
+        purpose: payment.purpose,
+        window: windowId,
+        effective: effectiveDate,
+        amount: payment.deliveredMinor,
+        settlesAt,
+      },
+    );
+    assert.match(entry.trace_number, new RegExp(`^${IDENTITY.originatingDfi}\\d{7}$`));
+    assert.deepEqual(await railReferenceOf(world, payment), {
+      railReference: entry.trace_number,
+      settleAfter: entry.settles_at,
+    });
+  }
+}
+
+async function outboundFiles(world: AchWorld): Promise<string[]> {
+  return (await readdir(world.outbound).catch(() => [])).sort();
+}
+
+/** A batch the test expects: its effective date, its purpose, its payments. */
+interface ExpectedBatch {
+  effectiveDate: string;
+  purpose: 'ADVANCE' | 'PAYCHECK';
+  payments: readonly Payment[];
+}
+
+/**
+ * The window's file in the outbound folder is, record for record, the file nach2 writes for these payments with the
+ * configured identity: one batch per effective date and purpose, entries in trace-number order, checking (22) or
+ * savings (32) credits for what lands. nach2's own control figures (entries, credit total, entry hash, blocks of
+ * ten) agree with the payments, and with what the database recorded of the file.
+ */
+async function expectFile(
+  world: AchWorld,
+  file: { name: string; windowId: string; cutoffAt: string; modifier: string },
+  batches: readonly ExpectedBatch[],
+): Promise<void> {
+  const text = await readFile(join(world.outbound, file.name), 'utf8');
+  const { rows: accounts } = await sql<{ id: string; subtype: string; routing_number: string }>`select id,
+      subtype, routing_number from accounts where account_type = 'DEPOSITORY'`.execute(world.db);
+  const accountOf = new Map(accounts.map((a) => [a.id, a]));
+  const specBatches: NachaBatch[] = [];
+  for (const [index, batch] of batches.entries()) {
+    const entries: NachaEntry[] = [];
+    for (const payment of batch.payments) {
+      const account = accountOf.get(payment.accountId)!;
+      entries.push({
+        transactionCode: account.subtype === 'SAVINGS' ? 32 : 22,
+        receivingRoutingNumber: account.routing_number,
+        accountNumber: world.accountNumbers.get(payment.accountId)!,
+        amountMinor: payment.deliveredMinor,
+        individualId: payment.id.replaceAll('-', '').slice(0, 15),
+        individualName: 'Robin Lee',
+        traceNumber: (await railReferenceOf(world, payment)).railReference,
+      });
+    }
+    entries.sort((a, b) => a.traceNumber.localeCompare(b.traceNumber));
+    specBatches.push({
+      companyName: IDENTITY.companyName,
+      companyIdentification: IDENTITY.companyIdentification,
+      companyEntryDescription: batch.purpose === 'PAYCHECK' ? 'PAYROLL' : 'EWA ADVANC',
+      effectiveEntryDate: batch.effectiveDate,
+      originatingDfi: IDENTITY.originatingDfi,
+      batchNumber: index + 1,
+      entries,
+    });
+  }
+  const nach2 = await nach2File({
+    immediateDestination: IDENTITY.immediateDestination,
+    immediateDestinationName: IDENTITY.immediateDestinationName,
+    immediateOrigin: IDENTITY.immediateOrigin,
+    immediateOriginName: IDENTITY.immediateOriginName,
+    createdAt: new Date(file.cutoffAt),
+    fileIdModifier: file.modifier,
+    batches: specBatches,
+  });
+  const records = text.slice(0, -1).split('\n');
+  assert.deepEqual(records, nach2.records, `${file.name} is what nach2 writes for these payments`);
+  const payments = batches.flatMap((b) => b.payments);
+  const creditMinor = payments.reduce((sum, p) => sum + p.deliveredMinor, 0);
+  const hash = payments.length * Number(WORKER_ROUTING_NUMBER.slice(0, 8));
+  assert.deepEqual(nach2.control, {
+    batchCount: batches.length,
+    blockCount: records.length / 10,
+    entryCount: payments.length,
+    entryHash: String(hash).padStart(10, '0'),
+    totalCreditMinor: creditMinor,
+  });
+  assert.equal(records.length % 10, 0, 'blocked to ten records');
+  assert.equal(records.length, Math.ceil((2 + 2 * batches.length + payments.length) / 10) * 10);
+  const { rows } = await sql<{
+    file_name: string;
+    entry_count: number;
+    total_credit_minor: number;
+    entry_hash: string;
+    content: string;
+  }>`select file_name, entry_count, total_credit_minor, entry_hash, content from ach_files
+    where window_id = ${file.windowId}`.execute(world.db);
+  assert.deepEqual(
+    rows.map((row) => ({ ...row, total_credit_minor: Number(row.total_credit_minor) })),
+    [
+      {
+        file_name: file.name,
+        entry_count: payments.length,
+        total_credit_minor: creditMinor,
+        entry_hash: nach2.control.entryHash,
+        content: text,
+      },
+    ],
+  );
+  const { rows: inWindow } = await sql<{ n: number }>`select count(*)::integer as n from ach_entries
+    where window_id = ${file.windowId}`.execute(world.db);
+  assert.equal(inWindow[0]?.n, payments.length, 'the file holds every entry of its window');
+}
+
+/** The scheduled exchange at `at`: the files due cut and written, the return files read; the books checked. */
+async function exchange(world: AchWorld, at: string) {
+  world.clock.now = new Date(at);
+  const report = await world.app.money.exchangeAchFiles(world.clock.now);
+  await booksAreSound(world);
+  return report;
+}
+
+const NOTHING_READ = { returnFiles: 0, returns: 0, unmatched: 0, refused: 0 };
+
+test('advances and a payday remainder become entries of one Nacha file per window, as nach2 writes them', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z'); // Monday 08:00 in New York
+  const ach = world.app.money.ach!;
+  const [alice, bob] = [await worker(world), await worker(world)];
+  const bobSavings = await savingsAccount(world, bob, '5550001234');
+  await booksAreSound(world);
+
+  // Before 10:30: the 10:30 window, effective Tuesday.
+  const a1 = await advance(world, alice, 5_000);
+  const b1 = await advance(world, bob, 4_000, bobSavings);
+  const { rows: unsent } = await sql`select 1 from ach_entries`.execute(world.db);
+  assert.equal(unsent.length, 0, 'nothing reaches the rail before the dispatcher sends it');
+  await dispatch(world, 2);
+  await expectEntries(world, [a1, b1], '2026-03-09/1030', '2026-03-10', '2026-03-10T12:30:00.000Z');
+  assert.notEqual((await entryOf(world, a1.id)).trace_number, (await entryOf(world, b1.id)).trace_number);
+  await booksAreSound(world);
+
+  // The rail is told an instruction twice (a dispatcher that died before recording the answer): one entry.
+  const sent = await entryOf(world, a1.id);
+  const again = await ach.submit({
+    instructionId: sent.instruction_id,
+    reference: a1.id,
+    purpose: 'ADVANCE',
+    requestedAmountMinor: 5_000,
+    deliveredAmountMinor: 4_850,
+    currency: 'USD',
+    schedule: 'NEXT_BUSINESS_DAY',
+    destinationAccountId: alice.depositoryId,
+    destinationKind: 'DEPOSITORY',
+    submittedAt: world.clock.now,
+  });
+  assert.deepEqual(again, { railReference: sent.trace_number, expectedSettleAt: sent.settles_at });
+  const { rows: count } = await sql<{ n: number }>`select count(*)::integer as n from ach_entries`.execute(
+    world.db,
+  );
+  assert.equal(count[0]?.n, 2);
+
+  // Before the cut-off nothing is due.
+  assert.deepEqual(await exchange(world, '2026-03-09T14:29:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.deepEqual(await outboundFiles(world), []);
+
+  // Another process, whose clock is a minute ahead, cuts the 10:30 window at 10:30:00...
+  assert.deepEqual(await ach.cutFiles(new Date('2026-03-09T14:30:00Z')), { composed: 1, written: 1 });
+  await booksAreSound(world);
+  // ...while this one, at 10:29:30, takes an advance: the window is cut, so the entry goes in the next one.
+  world.clock.now = new Date('2026-03-09T14:29:30Z');
+  const a2 = await advance(world, alice, 2_000);
+  await dispatch(world, 1);
+  // After the cut-off, the 14:45 window.
+  world.clock.now = new Date('2026-03-09T14:31:00Z');
+  const b2 = await advance(world, bob, 1_000);
+  await dispatch(world, 1);
+  await expectEntries(world, [a2, b2], '2026-03-09/1445', '2026-03-10', '2026-03-10T12:30:00.000Z');
+  await booksAreSound(world);
+
+  const fileA = {
+    name: 'ewa-20260309-1030-A.ach',
+    windowId: '2026-03-09/1030',
+    cutoffAt: '2026-03-09T14:30:00Z',
+    modifier: 'A',
+  };
+  assert.deepEqual(await outboundFiles(world), [fileA.name]);
+  await expectFile(world, fileA, [{ effectiveDate: '2026-03-10', purpose: 'ADVANCE', payments: [a1, b1] }]);
+  // Cutting again, within the window and after it: nothing new.
+  assert.deepEqual(await exchange(world, '2026-03-09T14:32:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.deepEqual(await ach.cutFiles(new Date('2026-03-09T18:44:00Z')), { composed: 0, written: 0 });
+  assert.deepEqual(await outboundFiles(world), [fileA.name]);
+
+  // 14:50: the 16:45 window; 16:50, after the last cut-off: Tuesday's 10:30 window, effective Wednesday.
+  world.clock.now = new Date('2026-03-09T18:50:00Z');
+  const a3 = await advance(world, alice, 1_500);
+  await dispatch(world, 1);
+  world.clock.now = new Date('2026-03-09T20:50:00Z');
+  const b3 = await advance(world, bob, 1_200);
+  await dispatch(world, 1);
+  await expectEntries(world, [a3], '2026-03-09/1645', '2026-03-10', '2026-03-10T12:30:00.000Z');
+  await expectEntries(world, [b3], '2026-03-10/1030', '2026-03-11', '2026-03-11T12:30:00.000Z');
+
+  // One exchange late in the evening cuts both windows whose cut-off has passed since: 14:45 and 16:45.
+  assert.deepEqual(await exchange(world, '2026-03-09T22:00:00Z'), {
+    composed: 2,
+    written: 2,
+    ...NOTHING_READ,
+  });
+  const fileB = {
+    name: 'ewa-20260309-1445-B.ach',
+    windowId: '2026-03-09/1445',
+    cutoffAt: '2026-03-09T18:45:00Z',
+    modifier: 'B',
+  };
+  const fileC = {
+    name: 'ewa-20260309-1645-C.ach',
+    windowId: '2026-03-09/1645',
+    cutoffAt: '2026-03-09T20:45:00Z',
+    modifier: 'C',
+  };
+  assert.deepEqual(await outboundFiles(world), [fileA.name, fileB.name, fileC.name]);
+  await expectFile(world, fileB, [{ effectiveDate: '2026-03-10', purpose: 'ADVANCE', payments: [a2, b2] }]);
+  await expectFile(world, fileC, [{ effectiveDate: '2026-03-10', purpose: 'ADVANCE', payments: [a3] }]);
+  assert.deepEqual(await exchange(world, '2026-03-10T14:31:00Z'), {
+    composed: 1,
+    written: 1,
+    ...NOTHING_READ,
+  });
+  const fileNextDay = {
+    name: 'ewa-20260310-1030-A.ach',
+    windowId: '2026-03-10/1030',
+    cutoffAt: '2026-03-10T14:30:00Z',
+    modifier: 'A',
+  };
+  await expectFile(world, fileNextDay, [{ effectiveDate: '2026-03-11', purpose: 'ADVANCE', payments: [b3] }]);
+  await booksAreSound(world);
+
+  // Settled once their file went out and their effective day's 08:30 passed.
+  assert.deepEqual((await world.app.money.settle(new Date('2026-03-10T12:29:00Z'))).settled, 0);
+  await booksAreSound(world);
+  assert.deepEqual((await world.app.money.settle(new Date('2026-03-11T12:30:00Z'))).settled, 6);
+  await booksAreSound(world);
+
+  // Payday: Monday 16 March, after the period of 2-15 March. The remainders go out in the 10:30 window with an
+  // advance of the new period: two batches, the advance effective Tuesday, the payroll on payday, Friday 20 March.
+  world.clock.now = new Date('2026-03-16T13:00:00Z');
+  const report = await world.app.money.payroll(world.clock.now);
+  assert.deepEqual(report, { closed: 2, paid: 2, held: 0 });
+  await recordShift(world.app, alice.jobId, 10_000, world.clock.now, '2026-03-16');
+  const a4 = await advance(world, alice, 2_500);
+  await dispatch(world, 3);
+  const { rows: paychecks } = await sql<{
+    id: string;
+    job_id: string;
+    payout_minor: number;
+  }>`select id, job_id,
+      payout_minor from paychecks where status = 'IN_TRANSIT'`.execute(world.db);
+  const payout = (paid: PaidWorker, deliveredMinor: number): Payment => {
+    const paycheck = paychecks.find((p) => p.job_id === paid.jobId)!;
+    assert.equal(Number(paycheck.payout_minor), deliveredMinor, 'net pay − advances');
+    return { purpose: 'PAYCHECK', id: paycheck.id, deliveredMinor, accountId: paid.depositoryId };
+  };
+  // Net 30,000 each; Alice took 8,500 of it, Bob 6,200.
+  const payA = payout(alice, 21_500);
+  const payB = payout(bob, 23_800);
+  await expectEntries(world, [payA, payB], '2026-03-16/1030', '2026-03-20', '2026-03-20T12:30:00.000Z');
+  await expectEntries(world, [a4], '2026-03-16/1030', '2026-03-17', '2026-03-17T12:30:00.000Z');
+  assert.deepEqual(await exchange(world, '2026-03-16T14:31:00Z'), {
+    composed: 1,
+    written: 1,
+    ...NOTHING_READ,
+  });
+  await expectFile(
+    world,
+    {
+      name: 'ewa-20260316-1030-A.ach',
+      windowId: '2026-03-16/1030',
+      cutoffAt: '2026-03-16T14:30:00Z',
+      modifier: 'A',
+    },
+    [
+      { effectiveDate: '2026-03-17', purpose: 'ADVANCE', payments: [a4] },
+      { effectiveDate: '2026-03-20', purpose: 'PAYCHECK', payments: [payA, payB] },
+    ],
+  );
+  assert.deepEqual((await world.app.money.settle(new Date('2026-03-20T12:30:00Z'))).deposited, 2);
+  await booksAreSound(world);
+  assert.deepEqual(
+    (await readdir(world.outbound)).filter((name) => name.startsWith('.')),
+    [],
+    'no temporary file is left behind',
+  );
+});
+
+/** What a return must change once and a file read again must not change at all. */
+async function moneyState(db: Db): Promise<string> {
+  const { rows: transfers } = await sql`select id, status, failure_reason, returned_at, returned_to
+    from transfers order by id`.execute(db);
+  const { rows: paychecks } = await sql`select id, status, total_debited_minor, payout_returned_at,
+      payout_return_reason from paychecks order by id`.execute(db);
+  const { rows: counts } = await sql`select (select count(*) from ledger_entries)::integer as entries,
+      (select count(*) from ach_returns)::integer as returns`.execute(db);
+  return JSON.stringify({ transfers, paychecks, counts });
+}
+
+async function transferOf(world: AchWorld, id: string) {
+  const { rows } = await sql<{
+    status: string;
+    failure_reason: string | null;
+    returned_at: Date | null;
+    returned_to: string | null;
+  }>`select status, failure_reason, returned_at, returned_to from transfers where id = ${id}::uuid`.execute(
+    world.db,
+  );
+  const row = rows[0]!;
+  return { ...row, returned_at: row.returned_at && new Date(row.returned_at).toISOString() };
+}
+
+async function paycheckOf(world: AchWorld, id: string) {
+  const { rows } = await sql<{
+    status: string;
+    total_debited_minor: number;
+    payout_returned_at: Date | null;
+    payout_return_reason: string | null;
+  }>`select status, total_debited_minor, payout_returned_at, payout_return_reason from paychecks
+    where id = ${id}::uuid`.execute(world.db);
+  const row = rows[0]!;
+  return {
+    ...row,
+    total_debited_minor: Number(row.total_debited_minor),
+    payout_returned_at: row.payout_returned_at && new Date(row.payout_returned_at).toISOString(),
+  };
+}
+
+/** The postings of a movement kind about a transfer or paycheck, as (account kind, direction, amount) lines. */
+async function movements(world: AchWorld, about: string, kind: string) {
+  const { rows } = await sql<{
+    memo: string | null;
+    account: string;
+    direction: string;
+    amount_minor: number;
+  }>`select p.memo, a.kind as account, e.direction, e.amount_minor from ledger_postings p
+      join ledger_entries e on e.posting_id = p.id join ledger_accounts a on a.id = e.ledger_account_id
+    where (p.transfer_id = ${about}::uuid or p.paycheck_id = ${about}::uuid) and p.kind = ${kind}
+    `.execute(world.db);
+  return rows
+    .map((row) => ({ ...row, amount_minor: Number(row.amount_minor) }))
+    .sort((a, b) => `${a.account}/${a.direction}`.localeCompare(`${b.account}/${b.direction}`));
+}
+
+async function balanceOf(world: AchWorld, accountId: string): Promise<number> {
+  const { rows } = await sql<{ balance: number | null }>`select sum(case when e.direction = 'CREDIT'
+      then e.amount_minor else -e.amount_minor end)::bigint as balance
+    from ledger_accounts a join ledger_entries e on e.ledger_account_id = a.id
+    where a.account_id = ${accountId}::uuid`.execute(world.db);
+  return Number(rows[0]?.balance ?? 0);
+}
+
+async function returnsPayable(world: AchWorld): Promise<number> {
+  const { rows } = await sql<{ balance: number | null }>`select sum(case when e.direction = 'CREDIT'
+      then e.amount_minor else -e.amount_minor end)::bigint as balance
+    from ledger_accounts a join ledger_entries e on e.ledger_account_id = a.id
+    where a.kind = 'RETURNS_PAYABLE' and a.organization_id = ${world.organizationId}::uuid`.execute(world.db);
+  return Number(rows[0]?.balance ?? 0);
+}
+
+/** The entry record of a payment, as the bank received it in our outbound files. */
+async function sentRecord(world: AchWorld, reference: string): Promise<string> {
+  const { trace_number } = await entryOf(world, reference);
+  for (const name of await outboundFiles(world)) {
+    const record = entryRecordsOf(await readFile(join(world.outbound, name), 'utf8')).get(trace_number);
+    if (record) return record;
+  }
+  throw new Error(`no file holds the entry of ${reference}`);
+}
+
+async function dropReturns(
+  world: AchWorld,
+  name: string,
+  returned: readonly ReturnedEntry[],
+  createdAt: string,
+): Promise<string> {
+  const path = join(world.inbound, name);
+  await writeFile(path, returnFile(returned, { createdAt }));
+  return path;
+}
+
+test('return files: R01-R04 before settlement fail, after settlement reverse, each once however often read', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const [alice, bob, carol] = [await worker(world), await worker(world), await worker(world)];
+  const a1 = await advance(world, alice, 5_000);
+  const b1 = await advance(world, bob, 4_000);
+  const c1 = await advance(world, carol, 3_000);
+  await dispatch(world, 3);
+  assert.deepEqual(await exchange(world, '2026-03-09T14:31:00Z'), {
+    composed: 1,
+    written: 1,
+    ...NOTHING_READ,
+  });
+  assert.equal(await balanceOf(world, alice.balanceAccountId), 10_000);
+  await booksAreSound(world);
+
+  // R01 before settlement: the advance fails with the code, amount and fee back to the earnings balance.
+  await dropReturns(
+    world,
+    'returns-1.ach',
+    [{ entryRecord: await sentRecord(world, a1.id), returnCode: 'R01' }],
+    '2603091500',
+  );
+  assert.deepEqual(await exchange(world, '2026-03-09T19:00:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 1,
+    unmatched: 0,
+    refused: 0,
+  });
+  assert.deepEqual(await transferOf(world, a1.id), {
+    status: 'FAILED',
+    failure_reason: 'R01',
+    returned_at: null,
+    returned_to: null,
+  });
+  assert.equal(await balanceOf(world, alice.balanceAccountId), 15_000);
+  assert.deepEqual(await movements(world, a1.id, 'ADVANCE_FAILED'), [
+    { memo: 'R01', account: 'EARNINGS_BALANCE', direction: 'CREDIT', amount_minor: 5_000 },
+    { memo: 'R01', account: 'EXTERNAL_BANK', direction: 'DEBIT', amount_minor: 4_850 },
+    { memo: 'R01', account: 'FEE_REVENUE', direction: 'DEBIT', amount_minor: 150 },
+  ]);
+  await booksAreSound(world);
+
+  // The same file read again, a copy of it under another name, and another file returning the same entry
+  // (with another code): nothing changes.
+  const before = await moneyState(world.db);
+  assert.deepEqual(await exchange(world, '2026-03-09T19:01:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  await copyFile(join(world.inbound, 'returns-1.ach'), join(world.inbound, 'returns-1-copy.ach'));
+  assert.deepEqual(await exchange(world, '2026-03-09T19:02:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  await dropReturns(
+    world,
+    'returns-1-again.ach',
+    [{ entryRecord: await sentRecord(world, a1.id), returnCode: 'R03' }],
+    '2603091530',
+  );
+  assert.deepEqual(await exchange(world, '2026-03-09T19:03:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 0,
+    unmatched: 0,
+    refused: 0,
+  });
+  assert.equal(await moneyState(world.db), before, 'a return is applied once');
+
+  // A return of a trace number we never sent: reported, nothing changed.
+  await dropReturns(
+    world,
+    'returns-unknown.ach',
+    [
+      {
+        entryRecord: await sentRecord(world, b1.id),
+        returnCode: 'R03',
+        originalTraceNumber: `${IDENTITY.originatingDfi}9999999`,
+      },
+    ],
+    '2603091600',
+  );
+  assert.deepEqual(await exchange(world, '2026-03-09T20:00:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 0,
+    unmatched: 1,
+    refused: 0,
+  });
+  assert.equal(await moneyState(world.db), before, 'an unknown trace number changes nothing');
+  const { rows: read } = await sql<{
+    file_name: string;
+    returns: number;
+    unmatched: number;
+  }>`select file_name,
+      returns, unmatched from ach_return_files`.execute(world.db);
+  assert.deepEqual(
+    read.sort((a, b) => (a.file_name < b.file_name ? -1 : 1)),
+    [
+      { file_name: 'returns-1-again.ach', returns: 1, unmatched: 0 },
+      { file_name: 'returns-1.ach', returns: 1, unmatched: 0 },
+      { file_name: 'returns-unknown.ach', returns: 1, unmatched: 1 },
+    ],
+  );
+  await booksAreSound(world);
+
+  // Tuesday: Bob's and Carol's advances settle.
+  assert.deepEqual(await world.app.money.settle(new Date('2026-03-10T13:00:00Z')), {
+    settled: 2,
+    failed: 0,
+    deposited: 0,
+    sent: { sent: 0, retried: 0, refused: 0 },
+  });
+
+  // R02 after settlement, while the paycheck that funded it is open: back to the earnings balance.
+  await dropReturns(
+    world,
+    'returns-2.ach',
+    [{ entryRecord: await sentRecord(world, b1.id), returnCode: 'R02' }],
+    '2603101000',
+  );
+  assert.deepEqual(await exchange(world, '2026-03-10T14:00:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 1,
+    unmatched: 0,
+    refused: 0,
+  });
+  assert.deepEqual(await transferOf(world, b1.id), {
+    status: 'FAILED',
+    failure_reason: 'R02',
+    returned_at: '2026-03-10T14:00:00.000Z',
+    returned_to: 'EARNINGS_BALANCE',
+  });
+  assert.equal(await balanceOf(world, bob.balanceAccountId), 15_000);
+  assert.deepEqual(await movements(world, b1.id, 'ADVANCE_RETURNED'), [
+    { memo: 'R02', account: 'EARNINGS_BALANCE', direction: 'CREDIT', amount_minor: 4_000 },
+    { memo: 'R02', account: 'FEE_REVENUE', direction: 'DEBIT', amount_minor: 150 },
+    { memo: 'R02', account: 'PROVIDER_FUNDING', direction: 'DEBIT', amount_minor: 3_850 },
+  ]);
+  assert.equal(await returnsPayable(world), 0);
+  await booksAreSound(world);
+
+  // Payday. Net 30,000 each: Alice's and Bob's advances came back, Carol took 3,000.
+  assert.deepEqual(await world.app.money.payroll(new Date('2026-03-16T13:00:00Z')), {
+    closed: 3,
+    paid: 3,
+    held: 0,
+  });
+  world.clock.now = new Date('2026-03-16T13:00:00Z');
+  await dispatch(world, 3);
+  assert.deepEqual(await exchange(world, '2026-03-16T14:31:00Z'), {
+    composed: 1,
+    written: 1,
+    ...NOTHING_READ,
+  });
+  const paycheckOfJob = async (paid: PaidWorker) => {
+    const { rows } = await sql<{ id: string; payout_minor: number }>`select id, payout_minor from paychecks
+      where job_id = ${paid.jobId}::uuid`.execute(world.db);
+    return { id: rows[0]!.id, payout: Number(rows[0]!.payout_minor) };
+  };
+  const [payA, payB, payC] = [
+    await paycheckOfJob(alice),
+    await paycheckOfJob(bob),
+    await paycheckOfJob(carol),
+  ];
+  assert.deepEqual([payA.payout, payB.payout, payC.payout], [30_000, 30_000, 27_000]);
+  await booksAreSound(world);
+
+  // One file: R03 for Carol's advance, settled and its paycheck paid since (owed to her: RETURNS_PAYABLE), and R04
+  // for Alice's payout, not yet settled.
+  await dropReturns(
+    world,
+    'returns-3.ach',
+    [
+      { entryRecord: await sentRecord(world, c1.id), returnCode: 'R03' },
+      { entryRecord: await sentRecord(world, payA.id), returnCode: 'R04' },
+    ],
+    '2603161100',
+  );
+  assert.deepEqual(await exchange(world, '2026-03-16T15:00:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 2,
+    unmatched: 0,
+    refused: 0,
+  });
+  assert.deepEqual(await transferOf(world, c1.id), {
+    status: 'FAILED',
+    failure_reason: 'R03',
+    returned_at: '2026-03-16T15:00:00.000Z',
+    returned_to: 'RETURNS_PAYABLE',
+  });
+  assert.deepEqual(await movements(world, c1.id, 'ADVANCE_RETURNED'), [
+    { memo: 'R03', account: 'FEE_REVENUE', direction: 'DEBIT', amount_minor: 150 },
+    { memo: 'R03', account: 'PROVIDER_FUNDING', direction: 'DEBIT', amount_minor: 2_850 },
+    { memo: 'R03', account: 'RETURNS_PAYABLE', direction: 'CREDIT', amount_minor: 3_000 },
+  ]);
+  assert.deepEqual(await paycheckOf(world, payC.id), {
+    status: 'IN_TRANSIT',
+    total_debited_minor: 3_000,
+    payout_returned_at: null,
+    payout_return_reason: null,
+  });
+  assert.deepEqual(await paycheckOf(world, payA.id), {
+    status: 'IN_TRANSIT',
+    total_debited_minor: 0,
+    payout_returned_at: '2026-03-16T15:00:00.000Z',
+    payout_return_reason: 'R04',
+  });
+  assert.deepEqual(await movements(world, payA.id, 'PAYCHECK_RETURNED'), [
+    { memo: 'R04', account: 'EXTERNAL_BANK', direction: 'DEBIT', amount_minor: 30_000 },
+    { memo: 'R04', account: 'RETURNS_PAYABLE', direction: 'CREDIT', amount_minor: 30_000 },
+  ]);
+  assert.equal(await returnsPayable(world), 33_000);
+  await booksAreSound(world);
+
+  // Payday's settlement: Bob's and Carol's payouts arrive; Alice's came back and never does.
+  assert.deepEqual(await world.app.money.settle(new Date('2026-03-20T13:00:00Z')), {
+    settled: 0,
+    failed: 0,
+    deposited: 2,
+    sent: { sent: 0, retried: 0, refused: 0 },
+  });
+  assert.equal((await paycheckOf(world, payA.id)).status, 'IN_TRANSIT');
+
+  // R01 for Bob's payout after it was deposited, with Carol's R03 told again: Bob's pay is owed to him, once.
+  await dropReturns(
+    world,
+    'returns-4.ach',
+    [
+      { entryRecord: await sentRecord(world, payB.id), returnCode: 'R01' },
+      { entryRecord: await sentRecord(world, c1.id), returnCode: 'R03' },
+    ],
+    '2603201000',
+  );
+  assert.deepEqual(await exchange(world, '2026-03-20T14:00:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 1,
+    unmatched: 0,
+    refused: 0,
+  });
+  assert.deepEqual(await paycheckOf(world, payB.id), {
+    status: 'DEPOSITED',
+    total_debited_minor: 0,
+    payout_returned_at: '2026-03-20T14:00:00.000Z',
+    payout_return_reason: 'R01',
+  });
+  assert.deepEqual(await movements(world, payB.id, 'PAYCHECK_RETURNED'), [
+    { memo: 'R01', account: 'PROVIDER_FUNDING', direction: 'DEBIT', amount_minor: 30_000 },
+    { memo: 'R01', account: 'RETURNS_PAYABLE', direction: 'CREDIT', amount_minor: 30_000 },
+  ]);
+  assert.equal((await movements(world, c1.id, 'ADVANCE_RETURNED')).length, 3, 'still one return posting');
+  assert.equal(await returnsPayable(world), 63_000);
+  await booksAreSound(world);
+
+  // Every file read again, whatever its name: nothing changes.
+  const after = await moneyState(world.db);
+  for (const name of await readdir(world.inbound))
+    await copyFile(join(world.inbound, name), join(world.inbound, `copy-of-${name}`));
+  assert.deepEqual(await exchange(world, '2026-03-20T15:00:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.equal(await moneyState(world.db), after);
+  await booksAreSound(world);
+});
+
+test('a payday remainder through ACH is not delivered before the deposit instant, in any employer time zone', async (t) => {
+  // Payday is Friday 20 March in each employer's zone; east of New York it begins on Thursday, New York time.
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const zones = ['UTC', 'Asia/Tokyo', 'America/New_York', 'America/Los_Angeles'];
+  const jobs = new Map<string, string>();
+  for (const timeZone of zones) {
+    const organizationId = await createOrganization(world.app, { policy: { time_zone: timeZone } });
+    jobs.set((await worker(world, organizationId)).jobId, timeZone);
+  }
+  world.clock.now = new Date('2026-03-16T13:00:00Z');
+  assert.deepEqual(await world.app.money.payroll(world.clock.now), { closed: 4, paid: 4, held: 0 });
+  await dispatch(world, 4);
+  const { rows } = await sql<{
+    id: string;
+    job_id: string;
+    deposit_expected_at: Date;
+    payout_settle_after: Date;
+  }>`select id, job_id, deposit_expected_at, payout_settle_after from paychecks`.execute(world.db);
+  const seen = [];
+  for (const paycheck of rows) {
+    const entry = await entryOf(world, paycheck.id);
+    seen.push({
+      timeZone: jobs.get(paycheck.job_id),
+      effective: entry.effective_date,
+      notBeforePayday: new Date(paycheck.payout_settle_after) >= new Date(paycheck.deposit_expected_at),
+    });
+  }
+  assert.deepEqual(
+    seen.sort((a, b) => zones.indexOf(a.timeZone!) - zones.indexOf(b.timeZone!)),
+    zones.map((timeZone) => ({ timeZone, effective: '2026-03-20', notBeforePayday: true })),
+  );
+  await booksAreSound(world);
+});
