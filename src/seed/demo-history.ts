@@ -224,6 +224,6 @@ async function advance(
     destinationId: worker.depositoryId,
     personId: worker.personId,
   };
-  const { row } = await core.transfers.create(worker.personId, request, submittedAt);
-  return settleAt(row.submitted_at);
+  const { transfer } = await core.transfers.create(worker.personId, request, submittedAt);
+  return settleAt(transfer.submittedAt);
 }

@@ -61,7 +61,7 @@ function advanceWork(app: TestApp, worker: PaidWorker, request: Partial<Transfer
     },
     () => FIXED_NOW,
   );
-  return answeredBy(work, (view) => ({ status: 200, body: JSON.stringify({ id: view.row.id }) }));
+  return answeredBy(work, (view) => ({ status: 200, body: JSON.stringify({ id: view.transfer.id }) }));
 }
 
 const refusal = (error: AppError): StoredResponse => ({ status: error.status, body: error.code });

@@ -23,7 +23,14 @@ import {
   readAdvance,
   writeAdvancesStatement,
 } from './advance-store.ts';
-import type { FundingSourceRow, TransferRow } from './transfer.ts';
+import {
+  type FundingSource,
+  type FundingSourceRow,
+  fundingSourceOf,
+  type Transfer,
+  type TransferRow,
+  transferOf,
+} from './transfer.ts';
 
 export interface TransferRequest {
   /** The client's id for the transfer, when it sends one. */
@@ -37,9 +44,10 @@ export interface TransferRequest {
   personId: string | undefined;
 }
 
+/** A transfer with its funding sources, as an advance answers it (a preview is never written). */
 export interface TransferView {
-  row: TransferRow;
-  sources: FundingSourceRow[];
+  transfer: Transfer;
+  sources: FundingSource[];
   preview: boolean;
 }
 
@@ -205,7 +213,11 @@ export class TransferService {
       amount_minor: share.amountMinor,
       currency,
     }));
-    const view = { row, sources, preview: request.preview };
+    const view = {
+      transfer: transferOf(row),
+      sources: sources.map(fundingSourceOf),
+      preview: request.preview,
+    };
     // A preview writes nothing and tells the rail nothing.
     if (request.preview) return { view, write: undefined };
     const destinationKind = destination.account_type as 'DEPOSITORY' | 'CARD';

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { FundingSourcesTable, TransfersTable } from '../../db/schema.ts';
+import { type Money, money } from '../../domain/money.ts';
 
 /** A transfer as the money core reads and writes it (its columns, from the schema's types). */
 export type TransferRow = Pick<
@@ -43,4 +44,63 @@ export interface PersonStanding {
 export interface FundablePaycheck {
   id: string;
   remaining_minor: number;
+}
+
+/** Where a transfer's money comes from: an earnings balance (an advance) or a paycheck (payday's remainder). */
+export type TransferOrigin =
+  | { kind: 'account'; accountId: string }
+  | { kind: 'paycheck'; paycheckId: string };
+
+/** A transfer as the money core and the routes speak of it; its row is how the database keeps it. */
+export interface Transfer {
+  id: string;
+  personId: string;
+  origin: TransferOrigin;
+  /** Null once the account it went to was deleted. */
+  destinationAccountId: string | null;
+  /** What the worker asked for; the fee comes out of it. */
+  amount: Money;
+  fee: Money;
+  schedule: 'WITHIN_THIRTY_MINUTES' | 'NEXT_BUSINESS_DAY';
+  status: 'PENDING' | 'SETTLED' | 'FAILED';
+  /** The rail's reason, when FAILED. */
+  failureReason: string | null;
+  submittedAt: Date;
+  resolvedAt: Date | null;
+}
+
+/** Which paycheck funds how much of a transfer: estimated when it is made, final when it settles. */
+export interface FundingSource {
+  transferId: string;
+  paycheckId: string;
+  stage: 'ESTIMATED' | 'FINAL';
+  amount: Money;
+}
+
+export function transferOf(row: TransferRow): Transfer {
+  const currency = row.currency.trim();
+  return {
+    id: row.id,
+    personId: row.person_id,
+    origin: row.origin_paycheck_id
+      ? { kind: 'paycheck', paycheckId: row.origin_paycheck_id }
+      : { kind: 'account', accountId: row.origin_account_id ?? '' },
+    destinationAccountId: row.destination_account_id,
+    amount: money(row.amount_minor, currency),
+    fee: money(row.fee_minor, currency),
+    schedule: row.schedule as Transfer['schedule'],
+    status: row.status as Transfer['status'],
+    failureReason: row.failure_reason,
+    submittedAt: new Date(row.submitted_at),
+    resolvedAt: row.resolved_at === null ? null : new Date(row.resolved_at),
+  };
+}
+
+export function fundingSourceOf(row: FundingSourceRow): FundingSource {
+  return {
+    transferId: row.transfer_id,
+    paycheckId: row.paycheck_id,
+    stage: row.stage as FundingSource['stage'],
+    amount: money(row.amount_minor, row.currency),
+  };
 }

@@ -7,7 +7,7 @@ import { IdempotencyKeys, requestFingerprint, routeTarget } from '../../idempote
 import type { IdempotencyOptions, StoredResponse } from '../../idempotency/keyed-work.ts';
 import { describeAdvanceChecks } from '../../money/advances/advance-checks.ts';
 import { answeredBy, type TransferService, type TransferView } from '../../money/advances/advance-service.ts';
-import type { FundingSourceRow } from '../../money/advances/transfer.ts';
+import type { FundingSource } from '../../money/advances/transfer.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
@@ -126,8 +126,8 @@ export interface TransferRoutesOptions {
   afterWrite?: () => void;
 }
 
-function readInclude(value: unknown): Set<FundingSourceRow['stage']> {
-  const stages = new Set<FundingSourceRow['stage']>();
+function readInclude(value: unknown): Set<FundingSource['stage']> {
+  const stages = new Set<FundingSource['stage']>();
   if (value === undefined) return stages;
   for (const name of String(value).split(',')) {
     if (name === 'estimated_funding_sources') stages.add('ESTIMATED');
@@ -166,7 +166,7 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
     ...idempotency,
     onBatch: (batch) => app.log.debug({ advanceBatch: batch }, 'advances shared a transaction'),
   });
-  const wireDocument = (data: TransferView | TransferView[], stages: Set<FundingSourceRow['stage']>) => {
+  const wireDocument = (data: TransferView | TransferView[], stages: Set<FundingSource['stage']>) => {
     const views = Array.isArray(data) ? data : [data];
     const rendered = Array.isArray(data)
       ? data.map((view) => transferResource(baseUrl, view))

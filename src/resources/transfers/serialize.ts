@@ -1,58 +1,59 @@
 import { createHash } from 'node:crypto';
 import type { TransferView } from '../../money/advances/advance-service.ts';
-import type { FundingSourceRow } from '../../money/advances/transfer.ts';
+import type { FundingSource } from '../../money/advances/transfer.ts';
 import { relationship, resourceObject, toManyRelationship } from '../../platform/serializer.ts';
 
 /** Funding sources have no row id on the wire: theirs is derived from what they join, so it never changes. */
-export function fundingSourceId(source: FundingSourceRow): string {
+export function fundingSourceId(source: FundingSource): string {
   return createHash('sha256')
-    .update(`${source.transfer_id}/${source.stage}/${source.paycheck_id}`)
+    .update(`${source.transferId}/${source.stage}/${source.paycheckId}`)
     .digest('hex')
     .slice(0, 32);
 }
 
 export function transferResource(baseUrl: string, view: TransferView) {
-  const { row } = view;
-  const ids = (stage: FundingSourceRow['stage']) =>
+  const { transfer } = view;
+  const ids = (stage: FundingSource['stage']) =>
     view.sources.filter((source) => source.stage === stage).map(fundingSourceId);
   const resource = resourceObject(
     baseUrl,
     'transfers',
-    row.id,
+    transfer.id,
     {
-      amount: row.amount_minor,
-      currency: row.currency,
-      schedule: row.schedule,
+      amount: transfer.amount.amountMinor,
+      currency: transfer.amount.currency,
+      schedule: transfer.schedule,
       preview: view.preview,
-      status: row.status,
-      submitted_at: row.submitted_at.toISOString(),
-      resolved_at: row.resolved_at?.toISOString() ?? null,
-      fee: row.fee_minor,
+      status: transfer.status,
+      submitted_at: transfer.submittedAt.toISOString(),
+      resolved_at: transfer.resolvedAt?.toISOString() ?? null,
+      fee: transfer.fee.amountMinor,
     },
     {
-      origin: row.origin_paycheck_id
-        ? relationship('paychecks', row.origin_paycheck_id)
-        : relationship('accounts', row.origin_account_id),
-      destination: relationship('accounts', row.destination_account_id),
-      person: relationship('people', row.person_id),
+      origin:
+        transfer.origin.kind === 'paycheck'
+          ? relationship('paychecks', transfer.origin.paycheckId)
+          : relationship('accounts', transfer.origin.accountId),
+      destination: relationship('accounts', transfer.destinationAccountId),
+      person: relationship('people', transfer.personId),
       estimated_funding_sources: toManyRelationship('funding_sources', ids('ESTIMATED')),
       final_funding_sources: toManyRelationship('funding_sources', ids('FINAL')),
     },
   );
   // Why a transfer failed is an extension of the published description, in `meta` so that its clients ignore it.
-  if (row.status === 'FAILED' && row.failure_reason)
-    return { ...resource, meta: { failure_reason: row.failure_reason } };
+  if (transfer.status === 'FAILED' && transfer.failureReason)
+    return { ...resource, meta: { failure_reason: transfer.failureReason } };
   return resource;
 }
 
-export function fundingSourceResource(source: FundingSourceRow) {
+export function fundingSourceResource(source: FundingSource) {
   return {
     type: 'funding_sources' as const,
     id: fundingSourceId(source),
-    attributes: { amount: source.amount_minor, currency: source.currency },
+    attributes: { amount: source.amount.amountMinor, currency: source.amount.currency },
     relationships: {
-      source: relationship('paychecks', source.paycheck_id),
-      transfer: relationship('transfers', source.transfer_id),
+      source: relationship('paychecks', source.paycheckId),
+      transfer: relationship('transfers', source.transferId),
     },
   };
 }
@@ -60,7 +61,7 @@ export function fundingSourceResource(source: FundingSourceRow) {
 /** The funding sources of these transfers in the stages `include` asked for, each once. */
 export function includedFundingSources(
   views: readonly TransferView[],
-  stages: ReadonlySet<FundingSourceRow['stage']>,
+  stages: ReadonlySet<FundingSource['stage']>,
 ) {
   return views.flatMap((view) =>
     view.sources.filter((source) => stages.has(source.stage)).map(fundingSourceResource),

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { TransferView } from '../../money/advances/advance-service.ts';
+import { fundingSourceOf, transferOf } from '../../money/advances/transfer.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import { findFundingSources, findTransferOfPerson, findTransfersOfPerson } from './store.ts';
 
@@ -21,12 +22,17 @@ export async function listTransfers(
     rows.map((row) => row.id),
   );
   const sourcesOf = Map.groupBy(sources, (source) => source.transfer_id);
-  return rows.map((row) => ({ row, sources: sourcesOf.get(row.id) ?? [], preview: false }));
+  return rows.map((row) => ({
+    transfer: transferOf(row),
+    sources: (sourcesOf.get(row.id) ?? []).map(fundingSourceOf),
+    preview: false,
+  }));
 }
 
 /** One transfer of the person; RECORD_NOT_FOUND when it is not theirs or does not exist. */
 export async function readTransfer(db: Db, personId: string, id: string): Promise<TransferView> {
   const row = await findTransferOfPerson(db, personId, id);
   if (!row) throw transferNotFound(id);
-  return { row, sources: await findFundingSources(db, [id]), preview: false };
+  const sources = await findFundingSources(db, [id]);
+  return { transfer: transferOf(row), sources: sources.map(fundingSourceOf), preview: false };
 }
