@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { PaychecksTable } from '../../db/schema.ts';
 import type { Tx } from '../../db/transaction.ts';
+import { type Money, money } from '../../domain/money.ts';
 import { ensureOwnedLedgerAccounts } from '../../ledger/ledger-accounts.ts';
 import type { PayPeriod } from './pay-periods.ts';
 
@@ -22,6 +23,42 @@ export type PaycheckFigures = Pick<
   | 'net_earnings_minor'
   | 'total_debited_minor'
 >;
+
+export type PaycheckStatus = 'ESTIMATED' | 'PROCESSING' | 'IN_TRANSIT' | 'DEPOSITED';
+
+/** A paycheck as the money core and the routes speak of it; PaycheckFigures is how the database keeps it. */
+export interface Paycheck {
+  id: string;
+  jobId: string;
+  personId: string;
+  status: PaycheckStatus;
+  payPeriodStartsAt: Date;
+  /** The start of the period's last day. */
+  payPeriodEndsAt: Date;
+  depositExpectedAt: Date;
+  gross: Money;
+  employerWithholdings: Money;
+  net: Money;
+  /** What advances have taken from it. */
+  totalDebited: Money;
+}
+
+export function paycheckOf(row: PaycheckFigures): Paycheck {
+  const currency = row.currency.trim();
+  return {
+    id: row.id,
+    jobId: row.job_id,
+    personId: row.person_id,
+    status: row.status as PaycheckStatus,
+    payPeriodStartsAt: new Date(row.pay_period_starts_at),
+    payPeriodEndsAt: new Date(row.pay_period_ends_at),
+    depositExpectedAt: new Date(row.deposit_expected_at),
+    gross: money(row.gross_earnings_minor, currency),
+    employerWithholdings: money(row.employer_withholdings_minor, currency),
+    net: money(row.net_earnings_minor, currency),
+    totalDebited: money(row.total_debited_minor, currency),
+  };
+}
 
 /** A paycheck as the money rules read it: the wire's columns, and what it has made accessible so far. */
 export interface PaycheckRow extends PaycheckFigures {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { isUuid } from '../../domain/uuid.ts';
+import { paycheckOf } from '../../money/earnings/paychecks.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
@@ -89,7 +90,7 @@ export const paycheckRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = a
         PAYCHECK_FILTER_FIELDS,
       );
       const rows = await findVisiblePaychecks(db, request.caller!, { query, limit: PAYCHECKS_LIST_MAX });
-      return { data: rows.map((row) => paycheckResource(baseUrl, row)) };
+      return { data: rows.map((row) => paycheckResource(baseUrl, paycheckOf(row))) };
     },
   );
 

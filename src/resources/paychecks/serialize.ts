@@ -1,25 +1,25 @@
+import type { Paycheck } from '../../money/earnings/paychecks.ts';
 import { relationship, resourceObject } from '../../platform/serializer.ts';
-import type { PaycheckRow } from './store.ts';
 
-export function paycheckResource(baseUrl: string, row: PaycheckRow) {
+export function paycheckResource(baseUrl: string, paycheck: Paycheck) {
   return resourceObject(
     baseUrl,
     'paychecks',
-    row.id,
+    paycheck.id,
     {
-      status: row.status,
-      pay_period_starts_at: row.pay_period_starts_at.toISOString(),
-      pay_period_ends_at: row.pay_period_ends_at.toISOString(),
-      deposit_expected_at: row.deposit_expected_at.toISOString(),
-      total_debited: row.total_debited_minor,
-      gross_earnings: row.gross_earnings_minor,
-      employer_withholdings: row.employer_withholdings_minor,
-      net_earnings: row.net_earnings_minor,
-      currency: row.currency.trim(),
+      status: paycheck.status,
+      pay_period_starts_at: paycheck.payPeriodStartsAt.toISOString(),
+      pay_period_ends_at: paycheck.payPeriodEndsAt.toISOString(),
+      deposit_expected_at: paycheck.depositExpectedAt.toISOString(),
+      total_debited: paycheck.totalDebited.amountMinor,
+      gross_earnings: paycheck.gross.amountMinor,
+      employer_withholdings: paycheck.employerWithholdings.amountMinor,
+      net_earnings: paycheck.net.amountMinor,
+      currency: paycheck.gross.currency,
     },
     {
-      person: relationship('people', row.person_id),
-      job: relationship('jobs', row.job_id),
+      person: relationship('people', paycheck.personId),
+      job: relationship('jobs', paycheck.jobId),
     },
   );
 }
