@@ -10,3 +10,6 @@ ALTER TABLE paychecks ADD COLUMN payout_rail_accepted_at timestamptz;
 DROP INDEX transfers_pending_idx;
 CREATE INDEX transfers_pending_idx ON transfers (id) WHERE status = 'PENDING';
 ALTER TABLE transfers SET (fillfactor = 85);
+-- The same for a paycheck's payout (paychecks keep room in their pages already: 0007).
+DROP INDEX paychecks_in_transit_idx;
+CREATE INDEX paychecks_in_transit_idx ON paychecks (id) WHERE status = 'IN_TRANSIT';

@@ -58,7 +58,7 @@ export function railDispatcher(
     logger: options.logger ?? SILENT,
     leaseMs: settings.leaseSeconds * 1000,
     sendTimeoutMs: settings.sendTimeoutSeconds * 1000,
-    batchSize: 100,
+    batchSize: 500,
     concurrency: 8,
     backoffBaseMs: 1000,
     backoffMaxMs: settings.retryMaxSeconds * 1000,

@@ -48,9 +48,9 @@ export async function settleDue(
 ): Promise<SettlementReport> {
   const report: SettlementReport = { settled: 0, failed: 0, deposited: 0 };
   const at = now.toISOString();
-  // Keyset pages over the partial indexes of what is pending: advances by id (their settle_after is read from the
-  // row, so that recording an acceptance updates it in place), payouts by when they are due.
-  let after = FIRST_KEY;
+  // Keyset pages by id over the partial indexes of what is pending (settle_after is read from the rows, so that
+  // recording an acceptance updates a row in place).
+  let afterId = FIRST_ID;
   for (;;) {
     const { rows } = await sql<{
       id: string;
@@ -58,7 +58,7 @@ export async function settleDue(
       rail_reference: string;
       settle_after: Date;
     }>`select id, amount_minor, rail_reference, settle_after from transfers
-      where status = 'PENDING' and settle_after <= ${at}::timestamptz and id > ${after.id}::uuid
+      where status = 'PENDING' and settle_after <= ${at}::timestamptz and id > ${afterId}::uuid
       order by id limit ${batchSize}`.execute(db);
     if (rows.length === 0) break;
     const outcomes = await rail.outcomes(
@@ -79,9 +79,9 @@ export async function settleDue(
       report.failed += resolved.failed;
     }
     const last = rows.at(-1)!;
-    after = { at: new Date(last.settle_after).toISOString(), id: last.id };
+    afterId = last.id;
   }
-  after = FIRST_KEY;
+  afterId = FIRST_ID;
   for (;;) {
     const { rows } = await sql<{
       id: string;
@@ -90,8 +90,8 @@ export async function settleDue(
       payout_settle_after: Date;
     }>`select id, payout_minor, payout_rail_reference, payout_settle_after from paychecks
       where status = 'IN_TRANSIT' and payout_settle_after <= ${at}::timestamptz and payout_returned_at is null
-        and (payout_settle_after, id) > (${after.at}::timestamptz, ${after.id}::uuid)
-      order by payout_settle_after, id limit ${batchSize * 5}`.execute(db);
+        and id > ${afterId}::uuid
+      order by id limit ${batchSize * 5}`.execute(db);
     if (rows.length === 0) break;
     const outcomes = await rail.outcomes(
       rows.map(
@@ -113,13 +113,13 @@ export async function settleDue(
       report.deposited += await withTransaction(db, (tx) => depositPaychecks(tx, ledger, delivered, now));
     if (failed.length > 0) await withTransaction(db, (tx) => failPaycheckPayouts(tx, ledger, failed, now));
     const last = rows.at(-1)!;
-    after = { at: new Date(last.payout_settle_after).toISOString(), id: last.id };
+    afterId = last.id;
   }
   return report;
 }
 
 /** Before every key of a keyset page. */
-const FIRST_KEY = { at: '-infinity', id: '00000000-0000-0000-0000-000000000000' };
+const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 interface AdvanceRow {
   id: string;
