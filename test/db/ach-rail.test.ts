@@ -11,7 +11,7 @@
  * five days after the period) has a period from 2 to 15 March, paid on Friday 20 March.
  */
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -619,11 +619,14 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
   const b1 = await advance(world, bob, 4_000);
   const c1 = await advance(world, carol, 3_000);
   await dispatch(world, 3);
+  // A folder in the inbound folder (an archive, say) is no return file, and stops nothing.
+  await mkdir(join(world.inbound, 'archive'), { recursive: true });
   assert.deepEqual(await exchange(world, '2026-03-09T14:31:00Z'), {
     composed: 1,
     written: 1,
     ...NOTHING_READ,
   });
+  await rm(join(world.inbound, 'archive'), { recursive: true });
   assert.equal(await balanceOf(world, alice.balanceAccountId), 10_000);
   await booksAreSound(world);
 

@@ -137,7 +137,10 @@ export function createAchRail(options: AchRailOptions): AchRail {
     async readReturnFiles(now, apply) {
       const report = { files: 0, returns: 0, unmatched: 0, refused: 0 };
       await mkdir(options.inboundDir, { recursive: true });
-      for (const name of (await readdir(options.inboundDir)).sort()) {
+      // Files only: a folder the bank's transfer (or an operator) leaves there must not stop every return behind it.
+      const inbound = await readdir(options.inboundDir, { withFileTypes: true });
+      const names = inbound.filter((entry) => entry.isFile()).map((entry) => entry.name);
+      for (const name of names.sort()) {
         if (name.startsWith('.')) continue;
         const text = await readFile(join(options.inboundDir, name), 'utf8');
         const sha256 = createHash('sha256').update(text).digest('hex');
