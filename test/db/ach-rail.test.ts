@@ -711,6 +711,26 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     refused: 0,
   });
   assert.equal(await moneyState(world.db), before, 'an unknown trace number changes nothing');
+
+  // A return of one of our entries for another amount than the entry's: reported, nothing changed (c1's real
+  // return, below, still applies).
+  const c1Record = await sentRecord(world, c1.id);
+  const otherAmount = String(Number(c1Record.slice(29, 39)) - 1).padStart(10, '0');
+  await dropReturns(
+    world,
+    'returns-other-amount.ach',
+    [{ entryRecord: `${c1Record.slice(0, 29)}${otherAmount}${c1Record.slice(39)}`, returnCode: 'R03' }],
+    '2603091605',
+  );
+  assert.deepEqual(await exchange(world, '2026-03-09T20:01:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 0,
+    unmatched: 1,
+    refused: 0,
+  });
+  assert.equal(await moneyState(world.db), before, 'a return of another amount changes nothing');
   const { rows: read } = await sql<{
     file_name: string;
     returns: number;
@@ -722,6 +742,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     [
       { file_name: 'returns-1-again.ach', returns: 1, unmatched: 0 },
       { file_name: 'returns-1.ach', returns: 1, unmatched: 0 },
+      { file_name: 'returns-other-amount.ach', returns: 1, unmatched: 1 },
       { file_name: 'returns-unknown.ach', returns: 1, unmatched: 1 },
     ],
   );

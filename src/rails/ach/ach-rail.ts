@@ -159,10 +159,15 @@ export function createAchRail(options: AchRailOptions): AchRail {
             trace_number: string;
             reference: string;
             purpose: 'ADVANCE' | 'PAYCHECK';
-          }>`select trace_number, reference, purpose from ach_entries
+            amount_minor: number;
+          }>`select trace_number, reference, purpose, amount_minor from ach_entries
             where trace_number = any(${returns.map((r) => r.originalTraceNumber)}::text[])`.execute(tx);
           const entryOf = new Map(entries.map((e) => [e.trace_number, e]));
-          const matched = returns.filter((r) => entryOf.has(r.originalTraceNumber));
+          // A return must name one of our entries and return its whole amount; anything else is reported, not
+          // applied: the books move only for a return that is certainly of that payment.
+          const matched = returns.filter(
+            (r) => Number(entryOf.get(r.originalTraceNumber)?.amount_minor) === r.amountMinor,
+          );
           const unmatched = returns.length - matched.length;
           if (!(await claimFile(tx, sha256, name, now, returns.length, unmatched, null))) return undefined;
           // A return of an entry already returned (another file told it first) is applied once.
