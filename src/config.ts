@@ -350,7 +350,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(
       `EWA_RAIL_TIMEOUT_SECONDS (${config.money.outbox.sendTimeoutSeconds}) must be shorter than EWA_OUTBOX_LEASE_SECONDS (${config.money.outbox.leaseSeconds}), or two processes could send one payment at once.`,
     );
-  checkProduction(config);
+  checkProduction(config, env);
   return deepFreeze(config);
 }
 
@@ -383,7 +383,20 @@ function checkAchIdentity(ach: AchConfig): void {
     );
 }
 
-function checkProduction(config: Config): void {
+/** What a bank names the originator by and where files go: production must set each, the defaults are the sandbox's. */
+const ACH_PRODUCTION_SETTINGS = [
+  'EWA_ACH_IMMEDIATE_DESTINATION',
+  'EWA_ACH_IMMEDIATE_DESTINATION_NAME',
+  'EWA_ACH_IMMEDIATE_ORIGIN',
+  'EWA_ACH_IMMEDIATE_ORIGIN_NAME',
+  'EWA_ACH_COMPANY_NAME',
+  'EWA_ACH_COMPANY_ID',
+  'EWA_ACH_ODFI',
+  'EWA_ACH_OUTBOUND_DIR',
+  'EWA_ACH_INBOUND_DIR',
+] as const;
+
+function checkProduction(config: Config, env: Env): void {
   if (config.env !== 'production') return;
   if (config.database.kind === 'pglite') {
     throw new ConfigError(
@@ -403,6 +416,12 @@ function checkProduction(config: Config): void {
   if (config.money.rail === 'sandbox') {
     throw new ConfigError(
       'EWA_ENV=production needs EWA_RAIL=ach: the sandbox rail moves no money and reports every payment settled.',
+    );
+  }
+  const unset = ACH_PRODUCTION_SETTINGS.filter((name) => !env[name]?.trim());
+  if (config.money.rail === 'ach' && unset.length > 0) {
+    throw new ConfigError(
+      `EWA_RAIL=ach in production needs your bank's settings, not the sandbox's defaults: set ${unset.join(', ')} (the README's configuration table says what each is).`,
     );
   }
   if (config.money.rail === 'ach' && config.money.ach.immediateDestination === UAT_ROUTING_NUMBER) {

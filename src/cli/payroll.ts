@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { createMoneyCore } from '../money/money-core.ts';
+import { createMoneyCore, type MoneyCore } from '../money/money-core.ts';
 import type { PayrollReport } from '../money/payroll.ts';
 import type { SettlementReport } from '../money/settlement.ts';
 import {
@@ -90,8 +90,9 @@ const payrollRunCommand: Command = {
           ),
         );
       const now = asOf.instant;
-      const core = createMoneyCore(database.db, config);
-      const before = settlementOf(await core.settle(now));
+      // The rails and the outbox work on the instant asked for, as the scheduler would have then.
+      const core = createMoneyCore(database.db, config, { now: () => now });
+      const before = settlementOf(await settleWithFiles(core, now));
       let progress: ReturnType<typeof startProgress> | undefined;
       let payroll: PayrollReport;
       try {
@@ -105,7 +106,7 @@ const payrollRunCommand: Command = {
         progress?.stop();
       }
       const held = await heldReasons(core.db);
-      const settlement = add(before, settlementOf(await core.settle(now)));
+      const settlement = add(before, settlementOf(await settleWithFiles(core, now)));
       if (flags.json) {
         writeLine(
           context.stdout,
@@ -136,7 +137,8 @@ const settleCommand: Command = {
     '',
     'Resolves, as of --at (now without it), every advance whose settlement time has passed (SETTLED, or FAILED',
     'with the amount and fee back in the earnings balance) and every paycheck IN_TRANSIT whose deposit has',
-    'arrived (DEPOSITED). The scheduler does this every minute; this runs it once, for a given instant.',
+    'arrived (DEPOSITED). It sends what waits in the outbox first and, with EWA_RAIL=ach, cuts the ACH files due',
+    'and reads the return files. The scheduler does this every minute; this runs it once, for a given instant.',
     '',
     'An --at later than now is refused (exit code 2, nothing done) unless --allow-future is given too: then every',
     'advance and paycheck due by --at is resolved now, for good, before the rail has delivered it. The command',
@@ -165,8 +167,9 @@ const settleCommand: Command = {
       );
     const now = asOf.instant;
     return withMigratedDatabase(context, async ({ config, database }) => {
-      const core = createMoneyCore(database.db, config);
-      const report = settlementOf(await core.settle(now));
+      // The rails and the outbox work on the instant asked for, as the scheduler would have then.
+      const core = createMoneyCore(database.db, config, { now: () => now });
+      const report = settlementOf(await settleWithFiles(core, now));
       writeLine(
         context.stdout,
         flags.json
@@ -189,6 +192,16 @@ function asOfNote(asOf: AsOf, day: unknown): string {
 }
 
 export const payrollCommands: Command[] = [payrollRunCommand, settleCommand];
+
+/**
+ * What the scheduler's every-minute jobs do, once: send the outbox, exchange the ACH files (cut the windows due,
+ * read the return files; nothing without EWA_RAIL=ach), then settle what the rails have finished.
+ */
+async function settleWithFiles(core: MoneyCore, now: Date): Promise<SettlementReport> {
+  await core.outbox.dispatchDue(now);
+  await core.exchangeAchFiles(now);
+  return core.settle(now);
+}
 
 /** The settlement figures of a settle: what the rail resolved (the instructions sent before it are not counted). */
 function settlementOf(report: SettlementReport): SettlementReport {

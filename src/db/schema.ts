@@ -324,7 +324,9 @@ export interface AchEntriesTable {
 export interface AchFilesTable {
   window_id: string;
   file_name: string;
-  content: string;
+  /** Files composed before 0012 only; later ones are in content_sealed. */
+  content: string | null;
+  content_sealed: Uint8Array | null;
   entry_count: number;
   total_credit_minor: number;
   entry_hash: string;

@@ -22,7 +22,11 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
     {
       name: 'ach-files',
       runKeyAt: (now) => (core.ach ? everyMinutesRunKey(now, 1) : undefined),
-      run: ({ now }) => core.exchangeAchFiles(now),
+      run: async ({ now }) => {
+        const report = await core.exchangeAchFiles(now);
+        const attention = achAttention(report);
+        return attention ? { ...report, attention } : report;
+      },
     },
     {
       name: 'salary-accrual',
@@ -43,4 +47,22 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
       run: async ({ now }) => ({ purged: await purgeExpiredKeys(core.db, now) }),
     },
   ];
+}
+
+/**
+ * What an operator must look at after an ACH exchange: return files refused (their reason is in
+ * `ach_return_files.error`; delete that row to read the file again once fixed) and returns that match none of our
+ * entries, or not their amount (nothing was applied for them), and notifications of change, which nothing applies.
+ */
+export function achAttention(report: Record<string, number>): string | undefined {
+  const problems = [
+    report.refused ? `${report.refused} return file(s) refused (see ach_return_files.error)` : '',
+    report.unmatched
+      ? `${report.unmatched} return(s) matching no entry of ours and amount (not applied)`
+      : '',
+    report.notifications
+      ? `${report.notifications} notification(s) of change (update those bank accounts by hand)`
+      : '',
+  ].filter(Boolean);
+  return problems.length > 0 ? problems.join('; ') : undefined;
 }

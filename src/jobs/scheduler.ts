@@ -156,6 +156,9 @@ export class Scheduler {
     try {
       if (!(await finishRun(this.#db, jobName, runKey, this.#now(), state, detail, claimedAt))) {
         this.#logger.error(context, 'scheduled job ended after another process took its run over as stale');
+      } else if (state === 'DONE' && typeof detail?.attention === 'string') {
+        // Done, but with something an operator must look at (an ACH return file refused, say): logged as an error.
+        this.#logger.error({ ...context, detail }, `scheduled job needs attention: ${detail.attention}`);
       } else if (state === 'DONE') {
         this.#logger.info({ ...context, detail }, 'scheduled job done');
       }

@@ -97,12 +97,14 @@ export function createMoneyCore(db: Db, config: Config, options: MoneyCoreOption
         returns: returns.returns,
         unmatched: returns.unmatched,
         refused: returns.refused,
+        notifications: returns.notifications,
       };
     },
     async settle(now) {
       const sent = await outbox.dispatchDue(now);
       return { ...(await settleDue(db, ledger, rail, now)), sent };
     },
-    payroll: (now, payrollOptions) => runPayroll(db, ledger, now, payrollOptions),
+    payroll: (now, payrollOptions) =>
+      runPayroll(db, ledger, now, { ...payrollOptions, payableDestinations: rail.destinations }),
   };
 }

@@ -68,9 +68,15 @@ export async function runPayroll(
   db: Db,
   ledger: SystemLedger,
   now: Date,
-  options: { batchSize?: number; onProgress?: PayrollProgress } = {},
+  options: {
+    batchSize?: number;
+    onProgress?: PayrollProgress;
+    /** The kinds of account a rail of this server pays (all when absent): a default of another kind is no default. */
+    payableDestinations?: readonly string[] | undefined;
+  } = {},
 ): Promise<PayrollReport> {
   const batchSize = options.batchSize ?? 1000;
+  const payableKinds = options.payableDestinations ?? ['DEPOSITORY', 'CARD'];
   const report: PayrollReport = { closed: await closeEndedPeriods(db, now, batchSize), paid: 0, held: 0 };
   const { rows: count } = await sql<{ n: number }>`select count(*)::integer as n from paychecks
     where status = 'PROCESSING'`.execute(db);
@@ -97,7 +103,9 @@ export async function runPayroll(
     const system = await ledger.accountsForMany(
       batch.map((c) => ({ organizationId: c.organization_id, currency: c.currency })),
     );
-    const payment: Promise<void> = withTransaction(db, (tx) => payBatch(tx, batch, system, now)).then(
+    const payment: Promise<void> = withTransaction(db, (tx) =>
+      payBatch(tx, batch, system, now, payableKinds),
+    ).then(
       (outcome) => {
         report.paid += outcome.paid;
         report.held += outcome.held;
@@ -154,7 +162,11 @@ async function closeEndedPeriods(db: Db, now: Date, batchSize: number): Promise<
   }
 }
 
-async function loadPayrollRows(db: Db | Tx, batch: readonly Candidate[]): Promise<PayrollRow[]> {
+async function loadPayrollRows(
+  db: Db | Tx,
+  batch: readonly Candidate[],
+  payableKinds: readonly string[],
+): Promise<PayrollRow[]> {
   const { rows } = await sql<PayrollRow>`select p.id, p.job_id, p.person_id, j.organization_id,
       trim(p.currency) as currency, p.net_earnings_minor, p.total_debited_minor, p.accessible_minor,
       p.deposit_expected_at, j.earnings_balance_account_id,
@@ -163,7 +175,9 @@ async function loadPayrollRows(db: Db | Tx, batch: readonly Candidate[]): Promis
         where f.paycheck_id = p.id and f.stage = 'ESTIMATED' and t.status = 'PENDING') as has_pending_advances
     from paychecks p join jobs j on j.id = p.job_id
       left join accounts dep on dep.id = j.direct_deposit_default_depository_id and dep.deleted_at is null
+        and ${payableKinds.includes('DEPOSITORY')}::boolean
       left join accounts card on card.id = j.direct_deposit_default_card_id and card.deleted_at is null
+        and ${payableKinds.includes('CARD')}::boolean
     where p.id = any(${batch.map((c) => c.id)}::uuid[]) and p.status = 'PROCESSING'
     order by p.id`.execute(db);
   return rows;
@@ -174,13 +188,14 @@ async function payBatch(
   batch: readonly Candidate[],
   system: ReadonlyMap<string, SystemAccounts>,
   now: Date,
+  payableKinds: readonly string[],
 ): Promise<{ paid: number; held: number }> {
   await lockPeople(
     tx,
     batch.map((c) => c.person_id),
   );
   // Read again under the locks: another run may have paid some, and advances may have moved the figures.
-  const rows = await loadPayrollRows(tx, batch);
+  const rows = await loadPayrollRows(tx, batch, payableKinds);
   const held = rows.filter((row) => row.has_pending_advances || !row.payout_account_id);
   const payable = rows.filter((row) => !row.has_pending_advances && row.payout_account_id);
   const at = now.toISOString();

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { AchFileSecrets } from '../crypto/ach-file-secrets.ts';
 import { BankAccountSecrets } from '../crypto/bank-account-secrets.ts';
 import type { Db } from '../db/database.ts';
 import { readAchBankAccounts } from './ach/ach-bank-accounts.ts';
@@ -29,6 +30,7 @@ export function configuredRails(
     inboundDir: ach.inboundDir,
     bankAccounts: (ids, tx) =>
       readAchBankAccounts(tx, ids, (id, sealed) => secrets.openAccountNumber(id, sealed)),
+    fileSecrets: new AchFileSecrets(config.masterKey),
     now,
   });
   if (config.env === 'production') return { rail: bank, ach: bank };

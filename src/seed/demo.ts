@@ -10,6 +10,7 @@ import type { PayCalendar } from '../money/earnings/pay-periods.ts';
 import { salaryPerWorkingDayMinor } from '../money/earnings/paycheck-math.ts';
 import { createMoneyCore } from '../money/money-core.ts';
 import { insertClient } from '../oauth/clients.ts';
+import { createSandboxRail } from '../rails/sandbox-rail.ts';
 import { insertDemoBankAccount } from './demo-bank-account.ts';
 import {
   DEMO_SHIFT_HOURS,
@@ -259,7 +260,12 @@ async function makeDemoHistory(db: Db, config: Config): Promise<number> {
 
 /** The steps of the demo history as of `seededAt` (see demo-history.ts); exported for the resumption test. */
 export function demoHistorySteps(seededAt: Date, config: Config, db: Db): DemoHistoryStep[] {
-  return historySteps(createMoneyCore(db, config), DEMO_CALENDAR, demoWorkers(), seededAt);
+  // The history is a simulated past, planned on the sandbox's timings: it is paid through the sandbox whatever
+  // EWA_RAIL says, so that a sandbox on ACH shows the same settled and failed advances and deposited paychecks.
+  const core = createMoneyCore(db, config, {
+    rail: createSandboxRail({ instantDelayMs: config.money.sandboxInstantSettleSeconds * 1000 }),
+  });
+  return historySteps(core, DEMO_CALENDAR, demoWorkers(), seededAt);
 }
 
 /**

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
-import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { createSandboxRail } from '../../src/rails/sandbox-rail.ts';
+import { buildTestApp, FIXED_NOW, type TestApp, type TestAppOptions } from '../helpers/build-test-app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createOrganization, createWorker, restClient, workerToken } from '../helpers/factories.ts';
 import {
@@ -28,9 +29,13 @@ import { onPostgres } from '../helpers/test-database.ts';
 const PERIOD_ENDED = new Date('2026-03-16T12:00:00Z');
 const DEPOSIT_EXPECTED = new Date('2026-03-20T04:00:00Z');
 
-async function movingClockApp(t: Parameters<typeof buildTestApp>[0], start = FIXED_NOW) {
+async function movingClockApp(
+  t: Parameters<typeof buildTestApp>[0],
+  start = FIXED_NOW,
+  rail?: TestAppOptions['rail'],
+) {
   const clock = { now: start };
-  const app = await buildTestApp(t, {}, { now: () => clock.now });
+  const app = await buildTestApp(t, {}, { now: () => clock.now, ...(rail ? { rail } : {}) });
   return {
     app,
     clock,
@@ -216,6 +221,27 @@ test('with a default card and no default depository, the pay goes to the card', 
   await settle(DEPOSIT_EXPECTED);
   const cardFlows = await systemFlows(app, worker.organizationId, 'EXTERNAL_CARD');
   assert.deepEqual(cardFlows.PAYCHECK_DEPOSITED, { debits: 30_000, credits: 0 });
+  assert.deepEqual(await checkLedgerInvariants(app.database.db), []);
+});
+
+test('with no rail for cards (production), a default card alone is no default: the pay is held', async (t) => {
+  const bankOnly = { ...createSandboxRail(), destinations: ['DEPOSITORY'] as const };
+  const { app, payroll } = await movingClockApp(t, FIXED_NOW, bankOnly);
+  const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
+  const card = await addCardAccount(app, worker, FIXED_NOW);
+  await app.database.db
+    .updateTable('jobs')
+    .set({ direct_deposit_default_depository_id: null, direct_deposit_default_card_id: card })
+    .where('id', '=', worker.jobId)
+    .execute();
+  await payroll(PERIOD_ENDED);
+  const [held] = await paychecksOfJob(app, worker.jobId);
+  assert.equal(held!.status, 'PROCESSING');
+  assert.equal(held!.payout_held_reason, 'NO_DEFAULT_ACCOUNT');
+  const { rows } = await sql<{ n: number }>`select count(*)::integer as n from outbox`.execute(
+    app.database.db,
+  );
+  assert.equal(rows[0]!.n, 0, 'nothing is sent to a rail that would refuse it');
   assert.deepEqual(await checkLedgerInvariants(app.database.db), []);
 });
 

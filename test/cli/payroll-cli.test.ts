@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
+import { BankAccountSecrets } from '../../src/crypto/bank-account-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { createMoneyCore } from '../../src/money/money-core.ts';
@@ -376,4 +380,91 @@ test('payroll run and settle refuse a date or instant later than now unless --al
   assert.deepEqual([payday.json().closed, payday.json().paid], [1, 1]);
   const after = await state();
   assert.deepEqual([after.paycheck, after.advance, after.balance], ['IN_TRANSIT', 'SETTLED', 0]);
+});
+
+test('with EWA_RAIL=ach, settle sends the outbox, cuts the ACH file due and settles what it paid, as the scheduler does', async (t) => {
+  const folder = mkdtempSync(join(tmpdir(), 'ewa-cli-ach-'));
+  t.after(() => rmSync(folder, { recursive: true, force: true }));
+  const outbound = join(folder, 'outbound');
+  const env = {
+    ...(await cliDatabaseEnv(t)),
+    EWA_RAIL: 'ach',
+    EWA_ACH_OUTBOUND_DIR: outbound,
+    EWA_ACH_INBOUND_DIR: join(folder, 'inbound'),
+  };
+  assert.equal((await ewa(env, 'migrate')).code, 0);
+  const config = loadConfig(env);
+  const advanceId = randomUUID();
+  await inDatabase(env, async (db) => {
+    const organizationId = randomUUID();
+    await db.insertInto('organizations').values({ id: organizationId, name: 'ACH Employer' }).execute();
+    await db.insertInto('organization_policies').values({ organization_id: organizationId }).execute();
+    const worker = await createWorker(db, organizationId, true);
+    const secrets = new BankAccountSecrets(config.masterKey);
+    await db
+      .updateTable('accounts')
+      .set({
+        routing_number: '021000021',
+        account_number_enc: secrets.sealAccountNumber(worker.depositoryId!, '000123456789'),
+      })
+      .where('id', '=', worker.depositoryId!)
+      .execute();
+    const core = createMoneyCore(db, config, { now: () => RECORDED_AT });
+    await core.earnings.record(
+      WORKED_ON.map((day) => ({
+        jobId: worker.jobId,
+        externalId: `shift-${day}`,
+        workedOn: day,
+        hoursHundredths: 800,
+        amountMinor: 16_000,
+        source: 'SHIFT' as const,
+      })),
+      RECORDED_AT,
+      { backdated: 'RECORD' },
+    );
+    await core.transfers.create(
+      worker.personId,
+      {
+        id: advanceId,
+        amountMinor: 5_000,
+        currency: 'USD',
+        schedule: 'NEXT_BUSINESS_DAY',
+        preview: false,
+        originId: worker.balanceId,
+        destinationId: worker.depositoryId!,
+        personId: undefined,
+      },
+      RECORDED_AT,
+    );
+  });
+  // Made Thursday 15:00 New York and sent a minute later: the 16:45 window's entry; the next morning's settle cuts
+  // that window's file (effective Friday) and, after 08:30 Friday, settles the advance.
+  const sent = await ewaAt(new Date('2026-11-26T12:00:00Z'), env, 'settle', '--at', '2026-02-05T20:01:00Z');
+  assert.equal(sent.code, 0, sent.stderr);
+  assert.equal(
+    existsSync(outbound) ? readdirSync(outbound).length : 0,
+    0,
+    'no file before the window closes',
+  );
+  const settled = await ewaAt(
+    new Date('2026-11-26T12:00:00Z'),
+    env,
+    'settle',
+    '--at',
+    '2026-02-06T14:00:00Z',
+    '--json',
+  );
+  assert.equal(settled.code, 0, settled.stderr);
+  assert.equal(settled.json().settled, 1);
+  const files = readdirSync(outbound).filter((name) => !name.startsWith('.'));
+  assert.equal(files.length, 1, 'one file, for the window the advance went in');
+  assert.match(readFileSync(join(outbound, files[0]!), 'utf8'), /000123456789/);
+  await inDatabase(env, async (db) => {
+    const transfer = await db
+      .selectFrom('transfers')
+      .selectAll()
+      .where('id', '=', advanceId)
+      .executeTakeFirst();
+    assert.equal(transfer?.status, 'SETTLED');
+  });
 });

@@ -11,11 +11,12 @@
  * five days after the period) has a period from 2 to 15 March, paid on Friday 20 March.
  */
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
+import { AchFileSecrets } from '../../src/crypto/ach-file-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import type { NachaBatch, NachaEntry } from '../../src/rails/ach/nacha-file.ts';
@@ -311,11 +312,18 @@ async function expectFile(
     entry_count: number;
     total_credit_minor: number;
     entry_hash: string;
-    content: string;
-  }>`select file_name, entry_count, total_credit_minor, entry_hash, content from ach_files
+    content: string | null;
+    content_sealed: Uint8Array;
+  }>`select file_name, entry_count, total_credit_minor, entry_hash, content, content_sealed from ach_files
     where window_id = ${file.windowId}`.execute(world.db);
+  const secrets = new AchFileSecrets(world.app.config.masterKey);
   assert.deepEqual(
-    rows.map((row) => ({ ...row, total_credit_minor: Number(row.total_credit_minor) })),
+    rows.map(({ content_sealed, ...row }) => ({
+      ...row,
+      total_credit_minor: Number(row.total_credit_minor),
+      content: secrets.openFile(file.windowId, content_sealed),
+      stored_in_plaintext: row.content,
+    })),
     [
       {
         file_name: file.name,
@@ -323,9 +331,18 @@ async function expectFile(
         total_credit_minor: creditMinor,
         entry_hash: nach2.control.entryHash,
         content: text,
+        stored_in_plaintext: null,
       },
     ],
   );
+  // The row holds no account number in the clear (the file does: it is for the bank, and only its owner reads it).
+  const sealed = Buffer.from(rows[0]!.content_sealed);
+  for (const { accountId } of payments) {
+    const accountNumber = world.accountNumbers.get(accountId)!;
+    assert.ok(text.includes(accountNumber), `the file pays ${accountNumber}`);
+    assert.equal(sealed.includes(accountNumber), false, `the stored file does not show ${accountNumber}`);
+  }
+  assert.equal((await stat(join(world.outbound, file.name))).mode & 0o777, 0o600, 'written 0600');
   const { rows: inWindow } = await sql<{ n: number }>`select count(*)::integer as n from ach_entries
     where window_id = ${file.windowId}`.execute(world.db);
   assert.equal(inWindow[0]?.n, payments.length, 'the file holds every entry of its window');
@@ -339,7 +356,7 @@ async function exchange(world: AchWorld, at: string) {
   return report;
 }
 
-const NOTHING_READ = { returnFiles: 0, returns: 0, unmatched: 0, refused: 0 };
+const NOTHING_READ = { returnFiles: 0, returns: 0, unmatched: 0, refused: 0, notifications: 0 };
 
 test('advances and a payday remainder become entries of one Nacha file per window, as nach2 writes them', async (t) => {
   const world = await achWorld(t, '2026-03-09T12:00:00Z'); // Monday 08:00 in New York
@@ -644,6 +661,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     returns: 1,
     unmatched: 0,
     refused: 0,
+    notifications: 0,
   });
   assert.deepEqual(await transferOf(world, a1.id), {
     status: 'FAILED',
@@ -686,6 +704,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     returns: 0,
     unmatched: 0,
     refused: 0,
+    notifications: 0,
   });
   assert.equal(await moneyState(world.db), before, 'a return is applied once');
 
@@ -709,6 +728,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     returns: 0,
     unmatched: 1,
     refused: 0,
+    notifications: 0,
   });
   assert.equal(await moneyState(world.db), before, 'an unknown trace number changes nothing');
 
@@ -729,6 +749,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     returns: 0,
     unmatched: 1,
     refused: 0,
+    notifications: 0,
   });
   assert.equal(await moneyState(world.db), before, 'a return of another amount changes nothing');
   const { rows: read } = await sql<{
@@ -770,6 +791,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     returns: 1,
     unmatched: 0,
     refused: 0,
+    notifications: 0,
   });
   assert.deepEqual(await transferOf(world, b1.id), {
     status: 'FAILED',
@@ -830,6 +852,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     returns: 2,
     unmatched: 0,
     refused: 0,
+    notifications: 0,
   });
   assert.deepEqual(await transferOf(world, c1.id), {
     status: 'FAILED',
@@ -887,6 +910,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     returns: 1,
     unmatched: 0,
     refused: 0,
+    notifications: 0,
   });
   assert.deepEqual(await paycheckOf(world, payB.id), {
     status: 'DEPOSITED',
@@ -947,4 +971,24 @@ test('a payday remainder through ACH is not delivered before the deposit instant
     zones.map((timeZone) => ({ timeZone, effective: '2026-03-20', notBeforePayday: true })),
   );
   await booksAreSound(world);
+});
+
+test('notifications of change in a return file are counted, and nothing is done with them', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  // Four returns of trace numbers never sent, and one notification of change (test/unit/nacha-returns.test.ts).
+  await mkdir(world.inbound, { recursive: true });
+  await copyFile(
+    new URL('../fixtures/ach/returns-golden.ach', import.meta.url),
+    join(world.inbound, 'returns-golden.ach'),
+  );
+  const before = await moneyState(world.db);
+  assert.deepEqual(await exchange(world, '2026-03-09T14:31:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+    returnFiles: 1,
+    unmatched: 4,
+    notifications: 1,
+  });
+  assert.equal(await moneyState(world.db), before, 'a notification of change changes nothing');
 });

@@ -25,13 +25,14 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { Config } from '../../src/config.ts';
+import { AchFileSecrets } from '../../src/crypto/ach-file-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
 import { addDays, localDateOf } from '../../src/domain/calendar.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
@@ -1211,7 +1212,7 @@ async function settle(run: Run): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------------- ACH
 
-const NOTHING_READ = { returnFiles: 0, returns: 0, unmatched: 0, refused: 0 };
+const NOTHING_READ = { returnFiles: 0, returns: 0, unmatched: 0, refused: 0, notifications: 0 };
 
 /** What a return must change once, and a file read again must not change at all. */
 async function achSnapshot(db: Db): Promise<string> {
@@ -1248,9 +1249,10 @@ async function checkAchFiles(run: Run): Promise<void> {
   const { rows: files } = await sql<{
     window_id: string;
     file_name: string;
-    content: string;
+    content_sealed: Uint8Array;
     written_at: Date | null;
-  }>`select window_id, file_name, content, written_at from ach_files`.execute(run.db);
+  }>`select window_id, file_name, content_sealed, written_at from ach_files`.execute(run.db);
+  const secrets = new AchFileSecrets(run.app.config.masterKey);
   const written = files.filter((file) => file.written_at !== null);
   const onDisk = (await readdir(run.ach!.outbound).catch(() => [] as string[])).filter(
     (name) => !name.startsWith('.'),
@@ -1276,8 +1278,14 @@ async function checkAchFiles(run: Run): Promise<void> {
     assert.equal(entry.rail_reference, entry.trace_number, 'the trace number is kept with the payment');
   }
   for (const file of written) {
-    const text = await readFile(join(run.ach!.outbound, file.file_name), 'utf8');
-    assert.equal(text, file.content, `${file.file_name} is written as composed`);
+    const path = join(run.ach!.outbound, file.file_name);
+    const text = await readFile(path, 'utf8');
+    assert.equal(
+      text,
+      secrets.openFile(file.window_id, file.content_sealed),
+      `${file.file_name} is written as composed`,
+    );
+    assert.equal((await stat(path)).mode & 0o777, 0o600, `${file.file_name} is readable by its owner only`);
     const records = text.slice(0, -1).split('\n');
     const sent = entryRecordsOf(text);
     const expected = entries.filter((entry) => entry.window_id === file.window_id);
@@ -1449,7 +1457,15 @@ async function returnStep(run: Run, step: ReturnStep): Promise<void> {
   run.trace.push(`  → ${name}: ${JSON.stringify(report)}`);
   assert.deepEqual(
     report,
-    { composed: 0, written: 0, returnFiles: 1, returns: fresh, unmatched: step.unknown ? 1 : 0, refused: 0 },
+    {
+      composed: 0,
+      written: 0,
+      returnFiles: 1,
+      returns: fresh,
+      unmatched: step.unknown ? 1 : 0,
+      refused: 0,
+      notifications: 0,
+    },
     'the file is read once, each entry not returned before is returned, an unknown trace is reported',
   );
   for (const { reference, purpose, row } of expectedRows) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { Db } from '../../src/db/database.ts';
+import { achAttention } from '../../src/jobs/money-jobs.ts';
 import { claimRun, finishRun } from '../../src/jobs/scheduled-run.ts';
 import {
   dailyRunKey,
@@ -141,6 +142,27 @@ test('a throwing job is recorded FAILED with its message and retried on a later 
   assert.equal(done.state, 'DONE');
   assert.deepEqual(done.detail, { attempts: 2 });
   assert.equal(done.started_at.getTime(), T0.getTime() + 1000);
+});
+
+test('a job done with something to look at (an ACH return file refused) is logged as an error, once', async (t) => {
+  const [db] = await openTwoHandles(t);
+  const logger = silentLogger();
+  const report = { composed: 0, written: 0, returnFiles: 2, returns: 0, unmatched: 1, refused: 1 };
+  const job = countingJob({
+    async run() {
+      const attention = achAttention(report);
+      return attention ? { ...report, attention } : report;
+    },
+  });
+  const scheduler = new Scheduler({ db, now: fakeClock(T0).now, logger, tickMs: 1000 }).register(job);
+  assert.deepEqual(await scheduler.runDue(), [{ job: job.name, runKey: 'key-1', state: 'DONE' }]);
+  assert.deepEqual(logger.errors, [
+    'scheduled job needs attention: 1 return file(s) refused (see ach_return_files.error); 1 return(s) matching no entry of ours and amount (not applied)',
+  ]);
+  assert.equal(
+    achAttention({ composed: 1, written: 1, returnFiles: 1, returns: 1, unmatched: 0, refused: 0 }),
+    undefined,
+  );
 });
 
 test('stop() aborts the signal and waits for the job in flight', async (t) => {

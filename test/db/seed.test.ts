@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
+import { type Config, loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/db/database.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { DEMO, demoWorkerIds, seedDemoDataOnce } from '../../src/seed/demo.ts';
@@ -9,11 +13,11 @@ import { FIXED_NOW } from '../helpers/build-test-app.ts';
 import { openTestDatabase } from '../helpers/test-database.ts';
 
 /** Seeds at `now` (twice: the second call finds the claim) and checks what every demo worker must have. */
-async function checkDemoWorkers(t: TestContext, now: Date): Promise<Db> {
+async function checkDemoWorkers(t: TestContext, now: Date, config: Config = loadConfig({})): Promise<Db> {
   const { db } = await openTestDatabase(t);
-  assert.equal(await seedDemoDataOnce(db, now), 'SEEDED');
+  assert.equal(await seedDemoDataOnce(db, now, config), 'SEEDED');
   const transfersBefore = await db.selectFrom('transfers').select('id').execute();
-  assert.equal(await seedDemoDataOnce(db, now), 'PRESENT');
+  assert.equal(await seedDemoDataOnce(db, now, config), 'PRESENT');
   assert.equal((await db.selectFrom('transfers').select('id').execute()).length, transfersBefore.length);
   const people = await db.selectFrom('people').select(['id', 'state_of_residence']).execute();
   assert.equal(people.length, DEMO.people.length);
@@ -90,6 +94,19 @@ async function checkDemoWorkers(t: TestContext, now: Date): Promise<Db> {
 
 test('the demo data is seeded once, and every worker has $100 available, a deposited paycheck and advances in each status', async (t) => {
   await checkDemoWorkers(t, FIXED_NOW);
+});
+
+test('a sandbox paying bank accounts by ACH files gets the same demo history (the past is simulated on the sandbox)', async (t) => {
+  const folder = await mkdtemp(join(tmpdir(), 'ewa-seed-ach-'));
+  t.after(() => rm(folder, { recursive: true, force: true }));
+  const config = loadConfig({
+    EWA_RAIL: 'ach',
+    EWA_ACH_OUTBOUND_DIR: join(folder, 'outbound'),
+    EWA_ACH_INBOUND_DIR: join(folder, 'inbound'),
+  });
+  const db = await checkDemoWorkers(t, FIXED_NOW, config);
+  const { rows } = await sql<{ n: number }>`select count(*)::integer as n from ach_entries`.execute(db);
+  assert.equal(rows[0]!.n, 0, 'no past payment became an ACH entry');
 });
 
 test("seeded on a pay period's first morning, the shifts are today's and the paid period is the one before the last", async (t) => {

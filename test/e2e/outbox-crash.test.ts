@@ -14,8 +14,12 @@
  * and the file system's calls (test/helpers/outbox-crash-child.ts), nothing of ours is replaced.
  */
 import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
+import { loadConfig } from '../../src/config.ts';
+import { AchFileSecrets } from '../../src/crypto/ach-file-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import type { CrashPoint, CrashStep, FoundState } from '../helpers/outbox-crash-child.ts';
@@ -314,13 +318,30 @@ async function assertEachInOneFileOnce(world: CrashWorld, db: Db, instructions: 
   );
   const files = await outboundFiles(world);
   assert.deepEqual(files.hidden, [], 'no temporary file left behind');
-  const { rows: cut } = await sql<{ file_name: string; content: string; written: boolean }>`select file_name,
-      content, written_at is not null as written from ach_files order by file_name`.execute(db);
+  const { rows: cut } = await sql<{
+    window_id: string;
+    file_name: string;
+    content_sealed: Uint8Array;
+    written: boolean;
+  }>`select window_id, file_name, content_sealed, written_at is not null as written from ach_files
+    order by file_name`.execute(db);
+  // The child processes' key: their environment is the world's (outbox-crash-world.ts).
+  const secrets = new AchFileSecrets(loadConfig(world.env).masterKey);
   assert.deepEqual(
     files.visible.map((f) => ({ file_name: f.name, content: f.text, written: true })),
-    cut,
+    cut.map((row) => ({
+      file_name: row.file_name,
+      content: secrets.openFile(row.window_id, row.content_sealed),
+      written: row.written,
+    })),
     'the folder holds exactly the files cut, one per window, each as composed, each recorded as written',
   );
+  for (const f of files.visible)
+    assert.equal(
+      (await stat(join(world.outboundDir, f.name))).mode & 0o777,
+      0o600,
+      `${f.name} is written 0600`,
+    );
   const inFiles = files.visible.flatMap((f) => readOriginationFile(f.text));
   assert.deepEqual(
     inFiles.map((e) => e.traceNumber).sort(),

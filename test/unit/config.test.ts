@@ -106,6 +106,16 @@ test('production refuses the sandbox rail, which moves no money', () => {
   assert.throws(() => loadConfig(production), /EWA_ENV=production needs EWA_RAIL=ach/);
   assert.throws(() => loadConfig({ ...production, EWA_RAIL: 'sandbox' }), /needs EWA_RAIL=ach/);
   assert.throws(() => loadConfig({ ...production, EWA_RAIL: 'ach' }), /EWA_ACH_IMMEDIATE_DESTINATION/);
+  // Every identity setting must be the bank's own: one left to its sandbox default is named.
+  const { EWA_ACH_ODFI: _odfi, ...withoutOdfi } = PRODUCTION_RAIL_ENV;
+  assert.throws(
+    () => loadConfig({ ...production, ...withoutOdfi }),
+    /needs your bank's settings.*set EWA_ACH_ODFI \(/,
+  );
+  assert.throws(
+    () => loadConfig({ ...production, ...PRODUCTION_RAIL_ENV, EWA_ACH_IMMEDIATE_DESTINATION: '110000000' }),
+    /sandbox's test bank/,
+  );
   assert.equal(loadConfig({ ...production, ...PRODUCTION_RAIL_ENV }).money.rail, 'ach');
 });
 
@@ -186,12 +196,9 @@ test("production with ACH must name its own bank, not the sandbox's", () => {
     EWA_MASTER_KEY: STRONG_KEY,
     EWA_RAIL: 'ach',
   };
-  assert.throws(
-    () => loadConfig(production),
-    /EWA_RAIL=ach in production needs EWA_ACH_IMMEDIATE_DESTINATION/,
-  );
+  assert.throws(() => loadConfig(production), /needs your bank's settings.*EWA_ACH_IMMEDIATE_DESTINATION,/);
   assert.equal(
-    loadConfig({ ...production, EWA_ACH_IMMEDIATE_DESTINATION: '021000021' }).money.ach.immediateDestination,
-    '021000021',
+    loadConfig({ ...production, ...PRODUCTION_RAIL_ENV }).money.ach.immediateDestination,
+    PRODUCTION_RAIL_ENV.EWA_ACH_IMMEDIATE_DESTINATION,
   );
 });

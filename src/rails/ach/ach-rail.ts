@@ -50,7 +50,15 @@ export interface AchRailOptions {
   outboundDir: string;
   inboundDir: string;
   bankAccounts(ids: readonly string[], tx: Tx): Promise<Map<string, AchBankAccount>>;
+  /** Seals a file's content for `ach_files` and opens it again (it holds full account numbers). */
+  fileSecrets: AchFileSealer;
   now: () => Date;
+}
+
+/** Seals and opens an origination file, bound to its window (AchFileSecrets). */
+export interface AchFileSealer {
+  sealFile(windowId: string, content: string): Buffer;
+  openFile(windowId: string, sealed: Uint8Array): string;
 }
 
 /** A return read from a file, matched to the payment it returns. */
@@ -70,7 +78,7 @@ export interface AchRail extends PaymentRail {
   readReturnFiles(
     now: Date,
     apply: (tx: Tx, returns: readonly MatchedReturn[]) => Promise<void>,
-  ): Promise<{ files: number; returns: number; unmatched: number; refused: number }>;
+  ): Promise<{ files: number; returns: number; unmatched: number; refused: number; notifications: number }>;
 }
 
 /**
@@ -135,7 +143,7 @@ export function createAchRail(options: AchRailOptions): AchRail {
     },
 
     async readReturnFiles(now, apply) {
-      const report = { files: 0, returns: 0, unmatched: 0, refused: 0 };
+      const report = { files: 0, returns: 0, unmatched: 0, refused: 0, notifications: 0 };
       await mkdir(options.inboundDir, { recursive: true });
       // Files only: a folder the bank's transfer (or an operator) leaves there must not stop every return behind it.
       const inbound = await readdir(options.inboundDir, { withFileTypes: true });
@@ -188,7 +196,8 @@ export function createAchRail(options: AchRailOptions): AchRail {
               return { reference: entry.reference, purpose: entry.purpose, returnCode: row.return_code };
             }),
           );
-          return { returns: fresh.length, unmatched };
+          // Notifications of change are only counted (for operators): nothing acts on them yet.
+          return { returns: fresh.length, unmatched, notifications: parsed.notifications.length };
         });
         if (read === undefined) continue;
         report.files++;
@@ -196,6 +205,7 @@ export function createAchRail(options: AchRailOptions): AchRail {
         else {
           report.returns += read.returns;
           report.unmatched += read.unmatched;
+          report.notifications += read.notifications;
         }
       }
       return report;
@@ -293,8 +303,10 @@ async function composeFile(options: AchRailOptions, windowId: string, now: Date)
     });
     const summary = summarizeNachaFile(content);
     const fileName = `ewa-${windowId.replaceAll('-', '').replace('/', '-')}-${window.fileIdModifier}.ach`;
-    await sql`insert into ach_files (window_id, file_name, content, entry_count, total_credit_minor, entry_hash, created_at)
-      values (${windowId}, ${fileName}, ${content}, ${summary.entryCount}, ${summary.totalCreditMinor},
+    const sealed = options.fileSecrets.sealFile(windowId, content);
+    await sql`insert into ach_files (window_id, file_name, content_sealed, entry_count, total_credit_minor, entry_hash,
+        created_at)
+      values (${windowId}, ${fileName}, ${sealed}, ${summary.entryCount}, ${summary.totalCreditMinor},
         ${summary.entryHash}, ${now.toISOString()}::timestamptz)`.execute(tx);
     return true;
   });
@@ -310,12 +322,18 @@ async function writeFileOf(options: AchRailOptions, windowId: string, now: Date)
   return withTransaction(options.db, async (tx) => {
     const { rows } = await sql<{
       file_name: string;
-      content: string;
-    }>`select file_name, content from ach_files
+      content: string | null;
+      content_sealed: Uint8Array | null;
+    }>`select file_name, content, content_sealed from ach_files
       where window_id = ${windowId} and written_at is null for update skip locked`.execute(tx);
     const file = rows[0];
     if (!file) return false;
-    await writeWhole(options.outboundDir, file.file_name, file.content);
+    // Files composed before migration 0012 were kept in plaintext (content); later ones sealed only.
+    const content = file.content_sealed
+      ? options.fileSecrets.openFile(windowId, file.content_sealed)
+      : file.content;
+    if (content === null) throw new Error(`ACH file of window ${windowId} has no content`);
+    await writeWhole(options.outboundDir, file.file_name, content);
     await sql`update ach_files set written_at = ${now.toISOString()}::timestamptz
       where window_id = ${windowId}`.execute(tx);
     return true;
@@ -340,15 +358,18 @@ async function claimFile(
 }
 
 /**
- * Writes a file whole: to a hidden temporary name, flushed to disk, then renamed into place, and the rename flushed
- * too (the folder's entry), before the caller records the file as written: after a power cut, a file the books
- * count as sent (its credits then settle) must be in the folder.
+ * Writes a file whole, readable by its owner only (0600: it holds full account numbers): to a hidden temporary
+ * name, flushed to disk, then renamed into place, and the rename flushed too (the folder's entry), before the
+ * caller records the file as written: after a power cut, a file the books count as sent (its credits then settle)
+ * must be in the folder.
  */
 async function writeWhole(dir: string, name: string, content: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   const temporary = join(dir, `.${name}.partial`);
-  const handle = await open(temporary, 'w');
+  const handle = await open(temporary, 'w', 0o600);
   try {
+    // The mode given to open applies only to a new file: a temporary one left by a killed writer keeps its own.
+    await handle.chmod(0o600);
     await handle.writeFile(content);
     await handle.sync();
   } finally {
