@@ -1,5 +1,6 @@
 import { ConfigError } from '../config.ts';
 import { DataDirBusyError } from '../db/data-dir-lock.ts';
+import { DatabaseUnavailableError } from '../db/database-unavailable.ts';
 import { MigrationError } from '../db/migrate.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
@@ -96,6 +97,13 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
       error instanceof MigrationError
     ) {
       writeLine(context.stderr, `ewa ${command.name}: ${error.message}`);
+      return 1;
+    }
+    if (error instanceof DatabaseUnavailableError) {
+      writeLine(
+        context.stderr,
+        `ewa ${command.name}: ${error.message}. Check DATABASE_URL (host, port, user, database name) and that PostgreSQL is running.`,
+      );
       return 1;
     }
     writeLine(context.stderr, `ewa ${command.name}: failed: ${(error as Error)?.stack ?? String(error)}`);

@@ -78,3 +78,13 @@ test('production refuses to load demo data, before touching any database', async
   assert.equal(await runCli(['seed'], run.context), 1);
   assert.match(run.stderr(), /EWA_ENV=production refuses it/);
 });
+
+test('a database that cannot be reached is one line saying what to check, exit code 1, no stack trace', async () => {
+  const run = capture({
+    DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere',
+    EWA_DB_CONNECT_TIMEOUT_MS: '2000',
+  });
+  assert.equal(await runCli(['migrate'], run.context), 1);
+  assert.match(run.stderr(), /^ewa migrate: no database connection: .*Check DATABASE_URL/);
+  assert.doesNotMatch(run.stderr(), /\n\s+at /);
+});
