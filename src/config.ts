@@ -358,8 +358,18 @@ export function loadConfig(env: Env = process.env): Config {
 function checkAchIdentity(ach: AchConfig): void {
   const rules: [string, string, RegExp, string][] = [
     ['EWA_ACH_IMMEDIATE_DESTINATION', ach.immediateDestination, /^\d{9}$/, 'a 9-digit routing number'],
-    ['EWA_ACH_IMMEDIATE_ORIGIN', ach.immediateOrigin, /^[0-9A-Z ]{10}$/, '10 digits or capitals'],
-    ['EWA_ACH_COMPANY_ID', ach.companyIdentification, /^[0-9A-Z ]{10}$/, '10 digits or capitals'],
+    [
+      'EWA_ACH_IMMEDIATE_ORIGIN',
+      ach.immediateOrigin,
+      /^[0-9A-Z ]{10}$/,
+      '10 digits, capitals or spaces, as your bank gave it (a 9-digit number goes with a leading space: " 123456789")',
+    ],
+    [
+      'EWA_ACH_COMPANY_ID',
+      ach.companyIdentification,
+      /^[0-9A-Z ]{10}$/,
+      '10 digits, capitals or spaces, as your bank gave it (often "1" and the 9-digit tax id)',
+    ],
     ['EWA_ACH_ODFI', ach.originatingDfi, /^\d{8}$/, "the originating bank's 8-digit id"],
     [
       'EWA_ACH_IMMEDIATE_DESTINATION_NAME',
@@ -379,7 +389,7 @@ function checkAchIdentity(ach: AchConfig): void {
     if (!pattern.test(value)) throw new ConfigError(`${name} must be ${what} (got "${value}").`);
   if (!isAbaRoutingNumber(ach.immediateDestination))
     throw new ConfigError(
-      `EWA_ACH_IMMEDIATE_DESTINATION ${ach.immediateDestination} fails the routing-number checksum.`,
+      `EWA_ACH_IMMEDIATE_DESTINATION ${ach.immediateDestination} fails the routing-number checksum: check the nine digits against your bank's ACH instructions.`,
     );
 }
 

@@ -175,7 +175,8 @@ test('the rail settings: an ACH identity that does not fit its file field stops 
     ],
     ['EWA_ACH_IMMEDIATE_DESTINATION', '110000001', /fails the routing-number checksum/],
     ['EWA_ACH_ODFI', '1100000', /EWA_ACH_ODFI must be the originating bank's 8-digit id/],
-    ['EWA_ACH_COMPANY_ID', 'abc', /EWA_ACH_COMPANY_ID must be 10 digits or capitals/],
+    ['EWA_ACH_COMPANY_ID', 'abc', /EWA_ACH_COMPANY_ID must be 10 digits, capitals or spaces/],
+    ['EWA_ACH_IMMEDIATE_ORIGIN', '123456789', /leading space: " 123456789"/],
     ['EWA_ACH_COMPANY_NAME', 'A NAME LONGER THAN 16', /EWA_ACH_COMPANY_NAME must be up to 16/],
   ] as const) {
     assert.throws(() => loadConfig({ EWA_RAIL: 'ach', [name]: value }), message);
