@@ -14,6 +14,7 @@ import {
   createPaidWorker,
   type PaidWorker,
   paychecksOfJob,
+  payToCardOnly,
   postTransfer,
   recordShift,
 } from '../helpers/money.ts';
@@ -208,12 +209,7 @@ test('a worker with no default account is held, and paid once a default is set',
 test('with a default card and no default depository, the pay goes to the card', async (t) => {
   const { app, settle, payroll } = await movingClockApp(t);
   const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
-  const card = await addCardAccount(app, worker, FIXED_NOW);
-  await app.database.db
-    .updateTable('jobs')
-    .set({ direct_deposit_default_depository_id: null, direct_deposit_default_card_id: card })
-    .where('id', '=', worker.jobId)
-    .execute();
+  const card = await payToCardOnly(app, worker, FIXED_NOW);
   await payroll(PERIOD_ENDED);
   const [paid] = await paychecksOfJob(app, worker.jobId);
   assert.equal(paid!.status, 'IN_TRANSIT');
@@ -228,12 +224,7 @@ test('with no rail for cards (production), a default card alone is no default: t
   const bankOnly = { ...createSandboxRail(), destinations: ['DEPOSITORY'] as const };
   const { app, payroll } = await movingClockApp(t, FIXED_NOW, bankOnly);
   const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
-  const card = await addCardAccount(app, worker, FIXED_NOW);
-  await app.database.db
-    .updateTable('jobs')
-    .set({ direct_deposit_default_depository_id: null, direct_deposit_default_card_id: card })
-    .where('id', '=', worker.jobId)
-    .execute();
+  const _card = await payToCardOnly(app, worker, FIXED_NOW);
   await payroll(PERIOD_ENDED);
   const [held] = await paychecksOfJob(app, worker.jobId);
   assert.equal(held!.status, 'PROCESSING');

@@ -12,6 +12,7 @@ import {
   firstError,
   moneyFootprint,
   type PaidWorker,
+  payToCardOnly,
   postTransfer,
   recordShift,
   setPolicy,
@@ -184,12 +185,7 @@ test('MISSING_DEFAULT_DEPOSITORY_ACCOUNT: no destination and no default deposito
     },
   );
   // A default card is no default depository.
-  const card = await addCardAccount(app, worker, FIXED_NOW);
-  await app.database.db
-    .updateTable('jobs')
-    .set({ direct_deposit_default_depository_id: null, direct_deposit_default_card_id: card })
-    .where('id', '=', worker.jobId)
-    .execute();
+  await payToCardOnly(app, worker, FIXED_NOW);
   await assertRefused(app, worker, noDestination, 'MISSING_DEFAULT_DEPOSITORY_ACCOUNT', DESTINATION);
 });
 

@@ -223,6 +223,17 @@ export async function addCardAccount(app: TestApp, worker: PaidWorker, now: Date
 }
 
 /** A second bank account of the worker, not the job's default. */
+/** The worker's job paid to a new card only: no default depository, the card as default card. Returns the card. */
+export async function payToCardOnly(app: TestApp, worker: PaidWorker, now: Date): Promise<string> {
+  const card = await addCardAccount(app, worker, now);
+  await app.database.db
+    .updateTable('jobs')
+    .set({ direct_deposit_default_depository_id: null, direct_deposit_default_card_id: card })
+    .where('id', '=', worker.jobId)
+    .execute();
+  return card;
+}
+
 export async function addBankAccount(worker: PaidWorker, accountNumber: string): Promise<string> {
   const created = await worker.api.post('/rest/accounts', {
     data: {
