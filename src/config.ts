@@ -88,6 +88,7 @@ export interface Config {
   readonly accounts: AccountsConfig;
   readonly cards: CardsConfig;
   readonly money: MoneyConfig;
+  readonly webhooks: WebhooksConfig;
 }
 
 /** Advances, their idempotency keys, the sandbox rail and the scheduled money work. */
@@ -124,6 +125,22 @@ export interface AchConfig {
   readonly companyName: string;
   readonly companyIdentification: string;
   readonly originatingDfi: string;
+}
+
+/** Webhook deliveries (src/webhooks/): how long they are retried, how long a receiver may take, where they may go. */
+export interface WebhooksConfig {
+  /** A delivery not accepted within this many hours of its first try is given up, and its endpoint disabled. */
+  readonly retryHours: number;
+  /** A receiver that has not answered within this is counted a failed attempt. */
+  readonly timeoutSeconds: number;
+  /** Endpoints must use https (production). */
+  readonly requireHttps: boolean;
+  /** Deliveries may go to loopback and private addresses (the sandbox); production refuses them (no SSRF). */
+  readonly allowPrivateAddresses: boolean;
+  /** Events and their delivery log are kept this many days, for redelivery. */
+  readonly retentionDays: number;
+  /** Endpoints one client may register. */
+  readonly endpointsPerClientMax: number;
 }
 
 /** The transactional outbox and its dispatcher (src/outbox/). */
@@ -309,6 +326,14 @@ export function loadConfig(env: Env = process.env): Config {
       tokensPerIpPerMinute: read.integer('EWA_CARD_TOKENS_PER_IP_PER_MINUTE', 10, 1, 100_000),
       tokensPerCardPerMinute: read.integer('EWA_CARD_TOKENS_PER_CARD_PER_MINUTE', 3, 1, 100_000),
     },
+    webhooks: {
+      retryHours: read.integer('EWA_WEBHOOK_RETRY_HOURS', 24, 1, 168),
+      timeoutSeconds: read.integer('EWA_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 30),
+      requireHttps: read.boolean('EWA_WEBHOOK_REQUIRE_HTTPS', runEnv === 'production'),
+      allowPrivateAddresses: read.boolean('EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES', runEnv === 'uat'),
+      retentionDays: read.integer('EWA_WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
+      endpointsPerClientMax: read.integer('EWA_WEBHOOK_ENDPOINTS_PER_CLIENT_MAX', 20, 1, 1000),
+    },
     money: {
       idempotencyKeyTtlSeconds: read.integer('EWA_IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
       idempotencyLockSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
@@ -426,6 +451,11 @@ function checkProduction(config: Config, env: Env): void {
   if (config.money.rail === 'sandbox') {
     throw new ConfigError(
       'EWA_ENV=production needs EWA_RAIL=ach: the sandbox rail moves no money and reports every payment settled.',
+    );
+  }
+  if (!config.webhooks.requireHttps || config.webhooks.allowPrivateAddresses) {
+    throw new ConfigError(
+      'EWA_ENV=production sends webhooks over https to public addresses only: unset EWA_WEBHOOK_REQUIRE_HTTPS and EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES.',
     );
   }
   const unset = ACH_PRODUCTION_SETTINGS.filter((name) => !env[name]?.trim());

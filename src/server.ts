@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Writable } from 'node:stream';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { adminRoutes } from './admin/routes.ts';
+import { OPERATOR } from './admin/schemas.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { createMoneyCore, type MoneyCore } from './money/money-core.ts';
@@ -31,10 +32,12 @@ import { organizationRoutes } from './resources/organizations/routes.ts';
 import { paycheckRoutes } from './resources/paychecks/routes.ts';
 import { peopleRoutes } from './resources/people/routes.ts';
 import { transferRoutes } from './resources/transfers/routes.ts';
+import { webhookEndpointRoutes } from './resources/webhook-endpoints/routes.ts';
 import { CardTokenKeys } from './tokenization/card-token.ts';
 import { CardTokenizer } from './tokenization/card-tokenizer.ts';
 import { CorsPolicy } from './tokenization/cors-policy.ts';
 import { cardListenerNotFound, cardTokenRoutes } from './tokenization/routes.ts';
+import { createWebhooks, type Webhooks } from './webhooks/webhooks.ts';
 
 export interface ServerDeps {
   database: Database;
@@ -54,6 +57,8 @@ export interface ServerDeps {
 export interface Servers {
   /** The money services the scheduled work shares with the API. */
   money: MoneyCore;
+  /** Webhook endpoints, the event log and the dispatcher that delivers events. */
+  webhooks: Webhooks;
   api: FastifyInstance;
   auth: FastifyInstance;
   payments: FastifyInstance;
@@ -109,8 +114,9 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     ...edgeErrorOptions({ mediaType: JSON_API_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
   const money = createMoneyCore(db, config, { rail: deps.rail, logger: api.log, now });
+  const webhooks = createWebhooks(db, config, { logger: api.log, now });
   api.addHook('onClose', async () => {
-    await money.outbox.stop();
+    await Promise.all([money.outbox.stop(), webhooks.dispatcher.stop()]);
     revocations.stop();
   });
   await api.register(accessLogPlugin);
@@ -144,6 +150,16 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
       inFlightMax: config.money.transfersInFlightMax,
     },
   });
+  const webhookRoutes = { webhooks, baseUrl: config.api.publicUrl, now };
+  await api.register(webhookEndpointRoutes, {
+    ...webhookRoutes,
+    surface: '/rest',
+    security: {
+      config: [{ kind: 'client', scopes: ['client:admin'] }],
+      openApi: [{ oauth_client_credentials_token: ['client:admin'] }],
+    },
+  });
+  await api.register(webhookEndpointRoutes, { ...webhookRoutes, surface: '/admin', security: OPERATOR });
   await api.register(cardTokenRoutes, { ...cardTokens, path: '/cards/generic' });
   if (deps.extraApiRoutes) await api.register(deps.extraApiRoutes);
 
@@ -178,5 +194,5 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
-  return { money, api, auth, payments };
+  return { money, webhooks, api, auth, payments };
 }

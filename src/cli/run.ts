@@ -16,6 +16,7 @@ import { peopleCommands } from './people.ts';
 import { seedCommand } from './seed.ts';
 import { serveCommand } from './serve.ts';
 import { tokensIssueCommand } from './tokens.ts';
+import { webhookCommands } from './webhooks.ts';
 
 export const COMMANDS: readonly Command[] = [
   serveCommand,
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   ...jobCommands,
   ...earningsCommands,
   ...payrollCommands,
+  ...webhookCommands,
   keysRotateCommand,
   tokensIssueCommand,
 ];

@@ -66,6 +66,7 @@ export const serveCommand: Command = {
     if (config.money.schedulerEnabled) scheduler.start();
     // Every process sends what its own and others' money changes wrote to the outbox (FOR UPDATE SKIP LOCKED).
     servers.money.outbox.start(config.money.outbox.pollMs);
+    servers.webhooks.dispatcher.start(config.money.outbox.pollMs);
     const where =
       config.database.kind === 'pglite' ? `embedded, in ${config.database.dataDir}` : 'PostgreSQL';
     writeLine(

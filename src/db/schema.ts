@@ -300,6 +300,8 @@ export interface OutboxTable {
   attempts: Generated<number>;
   leased_until: Date | null;
   last_error: string | null;
+  /** A webhook delivery's event seq: the order an endpoint gets one resource's events in. */
+  sequence: number | null;
 }
 
 export interface AchWindowsTable {
@@ -356,6 +358,50 @@ export interface SchemaMigrationsTable {
   applied_at: Timestamp;
 }
 
+export interface WebhookEndpointsTable {
+  id: string;
+  client_id: string;
+  url: string;
+  description: string | null;
+  event_types: string[] | null;
+  status: Generated<string>;
+  disabled_reason: string | null;
+  created_at: RequiredTimestamp;
+  updated_at: RequiredTimestamp;
+}
+
+export interface WebhookSecretsTable {
+  id: string;
+  endpoint_id: string;
+  sealed: Buffer;
+  created_at: RequiredTimestamp;
+  expires_at: Date | string | null;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  seq: Generated<string>;
+  type: string;
+  resource_type: string;
+  resource_id: string;
+  organization_id: string | null;
+  person_id: string | null;
+  occurred_at: RequiredTimestamp;
+  data: Json<Record<string, unknown>>;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  attempt: number;
+  attempted_at: RequiredTimestamp;
+  duration_ms: number;
+  status_code: number | null;
+  outcome: string;
+  error: string | null;
+}
+
 export interface DB {
   app_settings: AppSettingsTable;
   organizations: OrganizationsTable;
@@ -387,4 +433,8 @@ export interface DB {
   ach_files: AchFilesTable;
   ach_return_files: AchReturnFilesTable;
   ach_returns: AchReturnsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_secrets: WebhookSecretsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

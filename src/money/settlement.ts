@@ -219,11 +219,12 @@ export async function resolveAdvances(
   await postMovements(tx, movements);
   const at = now.toISOString();
   if (settled.length > 0) {
-    await sql`update transfers set status = 'SETTLED', resolved_at = ${at}::timestamptz
-      where id = any(${settled}::uuid[])`.execute(tx);
+    // The final funding first: the transfer.settled event (migration 0013) shows the transfer with it.
     await sql`insert into funding_sources (transfer_id, paycheck_id, stage, amount_minor, currency)
       select transfer_id, paycheck_id, 'FINAL', amount_minor, currency from funding_sources
       where transfer_id = any(${settled}::uuid[]) and stage = 'ESTIMATED' order by id`.execute(tx);
+    await sql`update transfers set status = 'SETTLED', resolved_at = ${at}::timestamptz
+      where id = any(${settled}::uuid[])`.execute(tx);
   }
   const undone = [...failed, ...returned.filter((r) => r.to === 'EARNINGS_BALANCE')];
   if (failed.length > 0)

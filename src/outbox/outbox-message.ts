@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Tx } from '../db/transaction.ts';
 
 /** What leaves the database after commit. Each topic has one handler (outbox-dispatcher.ts). */
-export type OutboxTopic = 'rail.payment';
+export type OutboxTopic = 'rail.payment' | 'webhook.delivery';
 
 /** An effect to send once its transaction commits; `id` is the idempotency key the receiver is given. */
 export interface OutboxMessage {

@@ -1,0 +1,313 @@
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { AppError } from '../errors/app-error.ts';
+import { EVENT_TYPE_NAMES } from '../webhooks/event-types.ts';
+import { EndpointNotFound, type WebhookEndpoint } from '../webhooks/webhook-endpoints.ts';
+import { DELIVERIES_LIST_MAX, type DeliveryAttempt } from '../webhooks/webhook-events.ts';
+import { createWebhooks, type Webhooks } from '../webhooks/webhooks.ts';
+import {
+  type CliContext,
+  type Command,
+  type Flags,
+  positiveInteger,
+  UsageError,
+  writeLine,
+} from './command.ts';
+import { withMigratedDatabase } from './open-database.ts';
+
+/** Runs `work` with the webhooks of this database; an endpoint that does not exist is a plain error (exit 1). */
+function withWebhooks(
+  context: CliContext,
+  work: (webhooks: Webhooks, opened: { config: Config; database: Database }) => Promise<number>,
+): Promise<number> {
+  return withMigratedDatabase(context, async (opened) => {
+    const logger = {
+      warn: (object: object, message?: string) =>
+        writeLine(context.stderr, `${message ?? ''} ${JSON.stringify(object)}`),
+      error: (object: object, message?: string) =>
+        writeLine(context.stderr, `${message ?? ''} ${JSON.stringify(object)}`),
+    };
+    const webhooks = createWebhooks(opened.database.db, opened.config, { logger, now: context.now });
+    try {
+      return await work(webhooks, opened);
+    } catch (error) {
+      if (error instanceof EndpointNotFound)
+        throw new AppError('RECORD_NOT_FOUND', { detail: error.message });
+      throw error;
+    }
+  });
+}
+
+const now = (context: CliContext) => (context.now ?? (() => new Date()))();
+
+function endpointJson(endpoint: WebhookEndpoint) {
+  return {
+    id: endpoint.id,
+    client_id: endpoint.clientId,
+    url: endpoint.url,
+    description: endpoint.description,
+    event_types: endpoint.eventTypes,
+    status: endpoint.status,
+    disabled_reason: endpoint.disabledReason,
+    created_at: endpoint.createdAt.toISOString(),
+    updated_at: endpoint.updatedAt.toISOString(),
+  };
+}
+
+function endpointLine(endpoint: WebhookEndpoint): string {
+  const types = endpoint.eventTypes?.join(',') ?? 'all events';
+  const status = endpoint.status === 'ENABLED' ? 'ENABLED' : `DISABLED (${endpoint.disabledReason})`;
+  return `${endpoint.id}  ${endpoint.clientId}  ${status}  ${endpoint.url}  [${types}]`;
+}
+
+function attemptLine(attempt: DeliveryAttempt): string {
+  const answer = attempt.statusCode === null ? '---' : String(attempt.statusCode);
+  return [
+    attempt.attemptedAt.toISOString(),
+    attempt.outcome.padEnd(9),
+    answer,
+    `${attempt.durationMs} ms`.padStart(8),
+    `#${attempt.attempt}`,
+    attempt.eventType,
+    attempt.eventId,
+    `endpoint ${attempt.endpointId}`,
+    attempt.error ?? '',
+  ].join('  ');
+}
+
+function one(positionals: string[], what: string): string {
+  if (positionals.length !== 1) throw new UsageError(`name one ${what}.`);
+  return positionals[0]!;
+}
+
+function instant(flag: string, value: Flags[string]): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = new Date(String(value));
+  if (Number.isNaN(date.getTime()))
+    throw new UsageError(
+      `--${flag} must be an instant such as 2026-11-26T09:00:00Z (got "${String(value)}").`,
+    );
+  return date;
+}
+
+function eventTypes(value: Flags[string]): string[] | undefined {
+  if (value === undefined) return undefined;
+  return String(value)
+    .split(',')
+    .map((type) => type.trim())
+    .filter(Boolean);
+}
+
+const EVENTS_HELP = `Events: ${EVENT_TYPE_NAMES.join(', ')}.`;
+
+export const webhookCommands: Command[] = [
+  {
+    name: 'webhooks add',
+    summary: "Register a URL to receive a client's events (prints its signing secret once)",
+    help:
+      'Usage: ewa webhooks add --client CLIENT_ID --url URL [--events TYPE,TYPE] [--description TEXT] [--json]\n\n' +
+      "The endpoint receives the events of the client's organizations and of the people who work there, signed\n" +
+      'by the Standard Webhooks scheme with the secret printed here (whsec_…): it is not shown again.\n' +
+      EVENTS_HELP,
+    options: {
+      client: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    async run(flags, _positionals, context) {
+      if (typeof flags.client !== 'string') throw new UsageError('--client is required.');
+      if (typeof flags.url !== 'string') throw new UsageError('--url is required.');
+      return withWebhooks(context, async (webhooks) => {
+        const { endpoint, secret } = await webhooks.endpoints.create(
+          flags.client as string,
+          {
+            url: flags.url as string,
+            description: flags.description as string | undefined,
+            eventTypes: eventTypes(flags.events),
+          },
+          now(context),
+        );
+        writeLine(
+          context.stdout,
+          flags.json
+            ? JSON.stringify({ ...endpointJson(endpoint), secret })
+            : `${endpointLine(endpoint)}\nsecret  ${secret}  (shown once: give it to the receiver)`,
+        );
+        return 0;
+      });
+    },
+  },
+  {
+    name: 'webhooks list',
+    summary: 'List webhook endpoints (of one client, or all) with their status',
+    help: 'Usage: ewa webhooks list [--client CLIENT_ID] [--json]\n\nA DISABLED endpoint says why.',
+    options: { client: { type: 'string' }, json: { type: 'boolean' } },
+    async run(flags, _positionals, context) {
+      return withWebhooks(context, async (webhooks) => {
+        const endpoints = await webhooks.endpoints.list(
+          typeof flags.client === 'string' ? { clientId: flags.client } : 'operator',
+        );
+        if (flags.json) writeLine(context.stdout, JSON.stringify(endpoints.map(endpointJson)));
+        else if (endpoints.length === 0) writeLine(context.stdout, 'No webhook endpoints.');
+        else for (const endpoint of endpoints) writeLine(context.stdout, endpointLine(endpoint));
+        return 0;
+      });
+    },
+  },
+  {
+    name: 'webhooks remove',
+    summary: 'Delete a webhook endpoint (deliveries queued for it are dropped)',
+    help: 'Usage: ewa webhooks remove ENDPOINT_ID',
+    options: {},
+    allowPositionals: true,
+    async run(_flags, positionals, context) {
+      const id = one(positionals, 'endpoint id');
+      return withWebhooks(context, async (webhooks) => {
+        await webhooks.endpoints.remove('operator', id);
+        writeLine(context.stdout, `Removed webhook endpoint ${id}.`);
+        return 0;
+      });
+    },
+  },
+  ...(['enable', 'disable'] as const).map(
+    (verb): Command => ({
+      name: `webhooks ${verb}`,
+      summary:
+        verb === 'enable'
+          ? 'Turn a disabled endpoint back on (then redeliver what it missed)'
+          : 'Stop sending to an endpoint',
+      help: `Usage: ewa webhooks ${verb} ENDPOINT_ID`,
+      options: {},
+      allowPositionals: true,
+      async run(_flags, positionals, context) {
+        const id = one(positionals, 'endpoint id');
+        return withWebhooks(context, async (webhooks) => {
+          const endpoint = await webhooks.endpoints.update(
+            'operator',
+            id,
+            { enabled: verb === 'enable' },
+            now(context),
+          );
+          writeLine(context.stdout, endpointLine(endpoint));
+          return 0;
+        });
+      },
+    }),
+  ),
+  {
+    name: 'webhooks rotate-secret',
+    summary: 'Give an endpoint a new signing secret; the old ones keep signing for the overlap',
+    help:
+      'Usage: ewa webhooks rotate-secret ENDPOINT_ID [--overlap-seconds N]\n\n' +
+      'Deliveries carry a signature by every secret not yet expired; the previous secrets expire after\n' +
+      '--overlap-seconds (86400, a day, by default; 0 at once).',
+    options: { 'overlap-seconds': { type: 'string' } },
+    allowPositionals: true,
+    async run(flags, positionals, context) {
+      const id = one(positionals, 'endpoint id');
+      const overlap = flags['overlap-seconds'];
+      const seconds =
+        overlap === undefined
+          ? undefined
+          : overlap === '0'
+            ? 0
+            : positiveInteger('overlap-seconds', overlap, 604_800);
+      return withWebhooks(context, async (webhooks) => {
+        const { secret, previousExpireAt } = await webhooks.endpoints.rotateSecret(
+          'operator',
+          id,
+          seconds,
+          now(context),
+        );
+        writeLine(
+          context.stdout,
+          `secret  ${secret}  (shown once)\nprevious secrets sign until ${previousExpireAt.toISOString()}`,
+        );
+        return 0;
+      });
+    },
+  },
+  {
+    name: 'webhooks test',
+    summary: 'Send a webhook.test event to an endpoint now, and print how the receiver answered',
+    help: 'Usage: ewa webhooks test ENDPOINT_ID\n\nExit code 1 when the receiver did not accept it (it is retried later).',
+    options: {},
+    allowPositionals: true,
+    async run(_flags, positionals, context) {
+      const id = one(positionals, 'endpoint id');
+      return withWebhooks(context, async (webhooks) => {
+        const at = now(context);
+        const eventId = await webhooks.events.sendTest('operator', id, at);
+        await webhooks.dispatcher.dispatchDue(at);
+        const [attempt] = await webhooks.events.deliveries('operator', { endpointId: id, eventId, limit: 1 });
+        if (!attempt) {
+          writeLine(context.stdout, `Queued test event ${eventId}; another process is sending it.`);
+          return 0;
+        }
+        writeLine(context.stdout, attemptLine(attempt));
+        return attempt.outcome === 'DELIVERED' ? 0 : 1;
+      });
+    },
+  },
+  {
+    name: 'webhooks deliveries',
+    summary: 'The delivery log: each attempt, its status code, duration and outcome (latest first)',
+    help:
+      'Usage: ewa webhooks deliveries [--endpoint ENDPOINT_ID] [--event EVENT_ID] [--limit N] [--json]\n\n' +
+      `At most ${DELIVERIES_LIST_MAX} attempts (100 by default).`,
+    options: {
+      endpoint: { type: 'string' },
+      event: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    async run(flags, _positionals, context) {
+      const limit =
+        flags.limit === undefined ? undefined : positiveInteger('limit', flags.limit, DELIVERIES_LIST_MAX);
+      return withWebhooks(context, async (webhooks) => {
+        const attempts = await webhooks.events.deliveries('operator', {
+          endpointId: flags.endpoint as string | undefined,
+          eventId: flags.event as string | undefined,
+          limit,
+        });
+        if (flags.json) writeLine(context.stdout, JSON.stringify(attempts));
+        else if (attempts.length === 0) writeLine(context.stdout, 'No deliveries.');
+        else for (const attempt of attempts) writeLine(context.stdout, attemptLine(attempt));
+        return 0;
+      });
+    },
+  },
+  {
+    name: 'webhooks redeliver',
+    summary: 'Send again one event, or every event of a time range to one endpoint',
+    help:
+      'Usage: ewa webhooks redeliver --event EVENT_ID [--endpoint ENDPOINT_ID]\n' +
+      '       ewa webhooks redeliver --endpoint ENDPOINT_ID --from INSTANT --to INSTANT\n\n' +
+      'Queues the deliveries (the server sends them, oldest first, with their original webhook-id) and prints how\n' +
+      'many. Only to enabled endpoints that still receive the event. Instants are ISO 8601 (2026-11-26T09:00:00Z).',
+    options: {
+      event: { type: 'string' },
+      endpoint: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+    },
+    async run(flags, _positionals, context) {
+      return withWebhooks(context, async (webhooks) => {
+        const queued = await webhooks.events.redeliver(
+          'operator',
+          {
+            eventId: flags.event as string | undefined,
+            endpointId: flags.endpoint as string | undefined,
+            from: instant('from', flags.from),
+            to: instant('to', flags.to),
+          },
+          now(context),
+        );
+        writeLine(context.stdout, `Queued ${queued} deliver${queued === 1 ? 'y' : 'ies'}.`);
+        return 0;
+      });
+    },
+  },
+];

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { withTransaction } from '../db/transaction.ts';
+import { InputError } from '../errors/input-error.ts';
+import { TEST_EVENT_TYPE } from './event-types.ts';
+import {
+  type EndpointOwner,
+  uuidOrNil,
+  type WebhookEndpoint,
+  type WebhookEndpoints,
+} from './webhook-endpoints.ts';
+
+/** One attempt in the delivery log. */
+export interface DeliveryAttempt {
+  id: string;
+  eventId: string;
+  eventType: string;
+  endpointId: string;
+  attempt: number;
+  attemptedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  outcome: 'DELIVERED' | 'FAILED' | 'GIVEN_UP';
+  error: string | null;
+}
+
+export const DELIVERIES_LIST_MAX = 1000;
+/** Events one redelivery of a time range sends at most; a longer range is redelivered in parts. */
+export const REDELIVERY_MAX = 10_000;
+
+/** The event log's side of webhooks: test events, the delivery log, redelivery. */
+export class WebhookEvents {
+  readonly #db: Db;
+  readonly #endpoints: WebhookEndpoints;
+
+  constructor(db: Db, endpoints: WebhookEndpoints) {
+    this.#db = db;
+    this.#endpoints = endpoints;
+  }
+
+  /** A `webhook.test` event to this endpoint alone (whatever types it receives), to check the receiver. */
+  async sendTest(owner: EndpointOwner, endpointId: string, now: Date): Promise<string> {
+    const endpoint = await this.#endpoints.find(owner, endpointId);
+    const eventId = randomUUID();
+    await withTransaction(this.#db, async (tx) => {
+      // No organization or person: the fan-out sends it nowhere, and it is queued for this endpoint below.
+      const { rows } = await sql<{ seq: string }>`insert into webhook_events
+          (id, type, resource_type, resource_id, occurred_at, data)
+        values (${eventId}::uuid, ${TEST_EVENT_TYPE}, 'webhook_endpoints', ${endpoint.id}::uuid,
+          ${now.toISOString()}::timestamptz, ${JSON.stringify(testData(endpoint))}::jsonb)
+        returning seq`.execute(tx);
+      await sql`insert into outbox (id, topic, subject_id, payload, created_at, due_at, sequence)
+        values (${randomUUID()}::uuid, 'webhook.delivery', md5(${endpoint.id} || '/' || ${endpoint.id})::uuid,
+          ${JSON.stringify({ eventId, endpointId: endpoint.id })}::jsonb, ${now.toISOString()}::timestamptz,
+          '-infinity', ${rows[0]?.seq}::bigint)`.execute(tx);
+    });
+    return eventId;
+  }
+
+  /** The latest attempts first, of one endpoint or one event (or all, for the operator). */
+  async deliveries(
+    owner: EndpointOwner,
+    filter: { endpointId?: string | undefined; eventId?: string | undefined; limit?: number | undefined },
+  ): Promise<DeliveryAttempt[]> {
+    if (filter.endpointId !== undefined) await this.#endpoints.find(owner, filter.endpointId);
+    const limit = Math.min(Math.max(1, filter.limit ?? 100), DELIVERIES_LIST_MAX);
+    let query = this.#db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+      .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
+      .select([
+        'd.id',
+        'd.event_id',
+        'e.type',
+        'd.endpoint_id',
+        'd.attempt',
+        'd.attempted_at',
+        'd.duration_ms',
+        'd.status_code',
+        'd.outcome',
+        'd.error',
+      ])
+      .orderBy('d.attempted_at', 'desc')
+      .orderBy('d.id')
+      .limit(limit);
+    if (owner !== 'operator') query = query.where('ep.client_id', '=', owner.clientId);
+    if (filter.endpointId !== undefined)
+      query = query.where('d.endpoint_id', '=', uuidOrNil(filter.endpointId));
+    if (filter.eventId !== undefined) query = query.where('d.event_id', '=', uuidOrNil(filter.eventId));
+    const rows = await query.execute();
+    return rows.map((row) => ({
+      id: row.id,
+      eventId: row.event_id,
+      eventType: row.type,
+      endpointId: row.endpoint_id,
+      attempt: row.attempt,
+      attemptedAt: new Date(row.attempted_at),
+      durationMs: row.duration_ms,
+      statusCode: row.status_code,
+      outcome: row.outcome as DeliveryAttempt['outcome'],
+      error: row.error,
+    }));
+  }
+
+  /**
+   * Sends events again: one event (to every endpoint that receives it, or to one), or every event of a time range
+   * to one endpoint, oldest first. Only to endpoints that are enabled and would receive the event today (its client
+   * still sees the organization or person). Answers how many deliveries were queued.
+   */
+  async redeliver(
+    owner: EndpointOwner,
+    request: {
+      eventId?: string | undefined;
+      endpointId?: string | undefined;
+      from?: Date | undefined;
+      to?: Date | undefined;
+    },
+    now: Date,
+  ): Promise<number> {
+    const { eventId, endpointId, from, to } = request;
+    if ((eventId === undefined) === (from === undefined && to === undefined))
+      throw new InputError('Redeliver either one event (event) or a time range (from and to), not both.', {
+        field: eventId === undefined ? 'event' : 'from',
+      });
+    if (eventId === undefined) {
+      if (endpointId === undefined)
+        throw new InputError('A time range is redelivered to one endpoint: name it.', { field: 'endpoint' });
+      if (!from || !to || Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from >= to)
+        throw new InputError('from and to must be instants (ISO 8601), from before to.', { field: 'from' });
+    }
+    if (endpointId !== undefined) {
+      const endpoint = await this.#endpoints.find(owner, endpointId);
+      if (endpoint.status !== 'ENABLED')
+        throw new InputError(
+          `Webhook endpoint ${endpoint.id} is disabled: enable it before redelivering to it.`,
+          {
+            field: 'endpoint',
+          },
+        );
+    }
+    const clientCondition =
+      owner === 'operator'
+        ? sql`true`
+        : sql`exists (select 1 from webhook_endpoints mine where mine.id = r.endpoint_id
+            and mine.client_id = ${owner.clientId})`;
+    const endpointCondition =
+      endpointId === undefined ? sql`true` : sql`r.endpoint_id = ${uuidOrNil(endpointId)}::uuid`;
+    const eventCondition =
+      eventId === undefined
+        ? sql`e.occurred_at >= ${from?.toISOString()}::timestamptz and e.occurred_at < ${to?.toISOString()}::timestamptz`
+        : sql`e.id = ${uuidOrNil(eventId)}::uuid`;
+    const { rows } = await sql<{ queued: string; over: boolean }>`with chosen as (
+        select e.id as event_id, r.endpoint_id, e.resource_id, e.seq from webhook_events e
+          join (select event_id, endpoint_id from webhook_recipients
+            -- A test event goes to the endpoint it was sent to, while that is enabled.
+            union all select test.id, test.resource_id from webhook_events test
+              join webhook_endpoints ep on ep.id = test.resource_id and ep.status = 'ENABLED'
+            where test.type = ${TEST_EVENT_TYPE}) r on r.event_id = e.id
+        where ${eventCondition} and ${endpointCondition} and ${clientCondition}
+        order by e.seq limit ${REDELIVERY_MAX + 1}),
+      queued as (insert into outbox (id, topic, subject_id, payload, created_at, due_at, sequence)
+        select gen_random_uuid(), 'webhook.delivery', md5(c.endpoint_id::text || '/' || c.resource_id::text)::uuid,
+          jsonb_build_object('eventId', c.event_id, 'endpointId', c.endpoint_id),
+          ${now.toISOString()}::timestamptz, '-infinity', c.seq
+        from (select * from chosen order by seq limit ${REDELIVERY_MAX}) c returning 1)
+      select (select count(*) from queued) as queued, (select count(*) from chosen) > ${REDELIVERY_MAX} as over`.execute(
+      this.#db,
+    );
+    const queued = Number(rows[0]?.queued ?? 0);
+    if (rows[0]?.over)
+      throw new InputError(
+        `The range holds more than ${REDELIVERY_MAX} events; the first ${queued} were queued. Redeliver the rest from a later 'from'.`,
+        { field: 'to' },
+      );
+    if (queued === 0 && eventId !== undefined)
+      throw new InputError(
+        `Event ${eventId} does not exist (events are kept for EWA_WEBHOOK_RETENTION_DAYS), or no enabled endpoint of this caller receives it.`,
+        { field: 'event' },
+      );
+    return queued;
+  }
+
+  /** Events and delivery log older than the retention, at most `limit` a call (the scheduled purge repeats it). */
+  async purgeBefore(before: Date, limit = 10_000): Promise<number> {
+    const { rows } = await sql<{ purged: string }>`with gone as (delete from webhook_events
+        where id in (select id from webhook_events where occurred_at < ${before.toISOString()}::timestamptz
+          and not exists (select 1 from outbox o where o.topic = 'webhook.delivery'
+            and o.payload->>'eventId' = webhook_events.id::text)
+          order by occurred_at limit ${limit})
+        returning 1)
+      select count(*) as purged from gone`.execute(this.#db);
+    return Number(rows[0]?.purged ?? 0);
+  }
+}
+
+function testData(endpoint: WebhookEndpoint) {
+  return {
+    type: 'webhook_endpoints',
+    id: endpoint.id,
+    attributes: {
+      url: endpoint.url,
+      message: 'A test event: your receiver got it and can verify its signature.',
+    },
+  };
+}

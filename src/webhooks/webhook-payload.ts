@@ -1,0 +1,62 @@
+import type { FundingSourceRow, TransferRow } from '../money/advances/transfer.ts';
+import { fundingSourceOf, transferOf } from '../money/advances/transfer.ts';
+import { type PaycheckFigures, paycheckOf } from '../money/earnings/paychecks.ts';
+import type { FeeSchedule } from '../resources/accounts/capabilities.ts';
+import { accountResource } from '../resources/accounts/serialize.ts';
+import type { AccountRow } from '../resources/accounts/store.ts';
+import { jobResource } from '../resources/jobs/serialize.ts';
+import type { JobRow } from '../resources/jobs/store.ts';
+import { paycheckResource } from '../resources/paychecks/serialize.ts';
+import { transferResource } from '../resources/transfers/serialize.ts';
+
+/** An event as stored: the snapshot its trigger took (migration 0013), in the shape of the resource's rows. */
+export interface StoredEvent {
+  id: string;
+  type: string;
+  resourceType: string;
+  occurredAt: Date;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The body a receiver gets: the event's id, type and time, and the resource as `GET` showed it when the event
+ * happened (rendered now, by the same serializers as the routes, from the snapshot taken then).
+ */
+export function webhookPayload(event: StoredEvent, baseUrl: string): Record<string, unknown> {
+  const head = { id: event.id, type: event.type, timestamp: event.occurredAt.toISOString() };
+  const { data } = event;
+  switch (event.resourceType) {
+    case 'transfers': {
+      const sources = (data.sources as FundingSourceRow[]).map(fundingSourceOf);
+      return {
+        ...head,
+        data: transferResource(baseUrl, {
+          transfer: transferOf(data.transfer as TransferRow),
+          sources,
+          preview: false,
+        }),
+      };
+    }
+    case 'paychecks':
+      return {
+        ...head,
+        previous_status: data.previous_status,
+        data: paycheckResource(baseUrl, paycheckOf(data.paycheck as PaycheckFigures)),
+      };
+    case 'accounts': {
+      const balance = data.balance_minor;
+      return {
+        ...head,
+        data: accountResource(baseUrl, data.account as AccountRow, {
+          balanceMinor: balance === null || balance === undefined ? undefined : Number(balance),
+          feeSchedule: (data.fee_schedule as FeeSchedule | null) ?? undefined,
+        }),
+      };
+    }
+    case 'jobs':
+      return { ...head, data: jobResource(baseUrl, data.job as JobRow) };
+    default:
+      // A test event carries its endpoint, as the webhook endpoint routes show it.
+      return { ...head, data };
+  }
+}

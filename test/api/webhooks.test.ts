@@ -1,0 +1,475 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { Webhook } from 'standardwebhooks';
+import { withTransaction } from '../../src/db/transaction.ts';
+import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { createOrganization, linkedClientToken, restClient } from '../helpers/factories.ts';
+import { advanceBody, createPaidWorker, type PaidWorker, postTransfer } from '../helpers/money.ts';
+import { clientToken, createTestClient } from '../helpers/tokens.ts';
+import { startReceiver } from '../helpers/webhook-receiver.ts';
+
+const HOUR = 3_600_000;
+/** FIXED_NOW is a Wednesday afternoon: the sandbox rail settles a next-day advance at 09:00 New York the next day. */
+const later = (ms: number) => new Date(FIXED_NOW.getTime() + ms);
+
+/** An employer, a partner client linked to it with a webhook endpoint at the receiver, and a worker there. */
+async function partnerWorld(
+  t: Parameters<typeof startReceiver>[0],
+  app: TestApp,
+  /** null: every type. */
+  eventTypes: string[] | null = ['transfer.created', 'transfer.settled', 'transfer.failed'],
+) {
+  const organizationId = await createOrganization(app);
+  const { client, token } = await linkedClientToken(app, [organizationId], ['client:admin']);
+  const partner = restClient(app, token);
+  const receiver = await startReceiver(t);
+  const created = await partner.post('/rest/webhook_endpoints', {
+    data: {
+      type: 'webhook_endpoints',
+      attributes: { url: receiver.url, ...(eventTypes ? { event_types: eventTypes } : {}) },
+    },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const endpoint = created.json().data;
+  assert.match(endpoint.attributes.secret, /^whsec_/);
+  receiver.secrets.push(endpoint.attributes.secret);
+  const worker = await createPaidWorker(app, { organizationId, earnedMinor: 40_000, now: FIXED_NOW });
+  // What setting the worker up caused (the earnings credit among them) is sent first, and forgotten.
+  await app.webhooks.dispatcher.dispatchDue(FIXED_NOW);
+  receiver.received.length = 0;
+  return { organizationId, client, partner, receiver, endpoint, worker };
+}
+
+async function advance(app: TestApp, worker: PaidWorker, amount = 5000): Promise<string> {
+  const response = await postTransfer(app, worker.token, advanceBody(worker, { amount }));
+  assert.equal(response.statusCode, 200, response.body);
+  return response.json().data.id;
+}
+
+const dispatch = (app: TestApp, at: Date) => app.webhooks.dispatcher.dispatchDue(at);
+
+/** The test apps' clock: FIXED_NOW unless a test moves it. */
+const clock = { at: FIXED_NOW };
+const appAtFixedNow = (t: Parameters<typeof buildTestApp>[0], env: Record<string, string> = {}) => {
+  clock.at = FIXED_NOW;
+  return buildTestApp(t, env, { now: () => clock.at });
+};
+
+test('a transfer is delivered signed (Standard Webhooks), as GET shows it then, created then settled', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker } = await partnerWorld(t, app);
+  const id = await advance(app, worker);
+  const asCreated = (await worker.api.get(`/rest/transfers/${id}`)).json().data;
+  await dispatch(app, FIXED_NOW);
+  await app.money.settle(later(22 * HOUR));
+  await dispatch(app, later(22 * HOUR));
+  const asSettled = (await worker.api.get(`/rest/transfers/${id}`)).json().data;
+  const mine = receiver.received.filter((r) => r.payload.data.id === id);
+  assert.deepEqual(
+    mine.map((r) => r.payload.type),
+    ['transfer.created', 'transfer.settled'],
+  );
+  assert.ok(mine.every((r) => r.verified && r.answered === 200));
+  assert.deepEqual(mine[0]!.payload.data, asCreated);
+  assert.deepEqual(mine[1]!.payload.data, asSettled);
+  assert.equal(asSettled.attributes.status, 'SETTLED');
+  const [first] = mine;
+  assert.equal(first!.headers['webhook-id'], first!.payload.id);
+  // Any Standard Webhooks verifier refuses a body changed after signing.
+  assert.throws(() =>
+    new Webhook(receiver.secrets[0]!).verify(first!.body.replace('PENDING', 'SETTLED'), {
+      'webhook-id': String(first!.headers['webhook-id']),
+      'webhook-timestamp': String(first!.headers['webhook-timestamp']),
+      'webhook-signature': String(first!.headers['webhook-signature']),
+    }),
+  );
+});
+
+test('a receiver answering 500 then 200 gets the event twice, and the delivery log shows both', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker, partner, endpoint } = await partnerWorld(t, app);
+  let calls = 0;
+  receiver.answerWith(() => (++calls === 1 ? 500 : 200));
+  const id = await advance(app, worker);
+  await dispatch(app, FIXED_NOW);
+  assert.equal(receiver.received.length, 1);
+  // Not again before its backoff has passed.
+  await dispatch(app, FIXED_NOW);
+  assert.equal(receiver.received.length, 1);
+  await dispatch(app, later(60_000));
+  assert.deepEqual(
+    receiver.received.map((r) => [r.payload.data.id, r.answered]),
+    [
+      [id, 500],
+      [id, 200],
+    ],
+  );
+  assert.equal(receiver.received[0]!.id, receiver.received[1]!.id, 'one webhook-id for both attempts');
+  const eventId = receiver.received[0]!.id;
+  const log = (
+    await partner.get(`/rest/webhook_endpoints/${endpoint.id}/deliveries?event_id=${eventId}`)
+  ).json().data;
+  assert.deepEqual(
+    log.map((d: { attributes: Record<string, unknown> }) => [
+      d.attributes.attempt,
+      d.attributes.status_code,
+      d.attributes.outcome,
+    ]),
+    [
+      [2, 200, 'DELIVERED'],
+      [1, 500, 'FAILED'],
+    ],
+  );
+  assert.ok(log.every((d: { attributes: { duration_ms: number } }) => d.attributes.duration_ms >= 0));
+});
+
+test("one resource's events arrive in order: a settled event waits for the created one the receiver refused", async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker } = await partnerWorld(t, app);
+  receiver.answerWith((r) => (r.payload.type === 'transfer.created' ? 503 : 200));
+  const id = await advance(app, worker);
+  await app.money.settle(later(22 * HOUR));
+  await dispatch(app, later(22 * HOUR));
+  assert.deepEqual(
+    receiver.received.map((r) => r.payload.type),
+    ['transfer.created'],
+  );
+  receiver.answerWith(() => 200);
+  await dispatch(app, later(23 * HOUR));
+  await dispatch(app, later(23 * HOUR));
+  assert.deepEqual(
+    receiver.received.map((r) => [r.payload.type, r.answered]),
+    [
+      ['transfer.created', 503],
+      ['transfer.created', 200],
+      ['transfer.settled', 200],
+    ],
+  );
+  assert.ok(receiver.received.every((r) => r.payload.data.id === id));
+});
+
+test('a change that rolls back, or an advance refused, sends nothing', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker } = await partnerWorld(t, app, null);
+  const { db } = app.database;
+  await dispatch(app, FIXED_NOW);
+  const before = receiver.received.length;
+  const counts = async () => {
+    const { rows } = await sql<{ events: string; queued: string }>`select
+      (select count(*) from webhook_events) as events,
+      (select count(*) from outbox where topic = 'webhook.delivery') as queued`.execute(db);
+    return rows[0];
+  };
+  const start = await counts();
+  await assert.rejects(
+    withTransaction(db, async (tx) => {
+      await tx.updateTable('jobs').set({ title: 'Rolled back' }).where('id', '=', worker.jobId).execute();
+      await tx
+        .updateTable('accounts')
+        .set({ deleted_at: FIXED_NOW })
+        .where('id', '=', worker.depositoryId)
+        .execute();
+      throw new Error('rolled back on purpose');
+    }),
+    /on purpose/,
+  );
+  const refused = await postTransfer(app, worker.token, advanceBody(worker, { amount: 9_999_900 }));
+  assert.equal(refused.statusCode, 400);
+  assert.deepEqual(await counts(), start);
+  await dispatch(app, later(HOUR));
+  assert.equal(receiver.received.length, before);
+});
+
+test("an endpoint gets only its client's organizations' events; another client's endpoint is not found", async (t) => {
+  const app = await appAtFixedNow(t);
+  const a = await partnerWorld(t, app);
+  const b = await partnerWorld(t, app);
+  const id = await advance(app, a.worker);
+  await dispatch(app, FIXED_NOW);
+  assert.deepEqual(
+    a.receiver.received.map((r) => r.payload.data.id),
+    [id],
+  );
+  assert.equal(b.receiver.received.length, 0);
+  for (const response of [
+    await b.partner.get(`/rest/webhook_endpoints/${a.endpoint.id}`),
+    await b.partner.delete(`/rest/webhook_endpoints/${a.endpoint.id}`),
+    await b.partner.post(`/rest/webhook_endpoints/${a.endpoint.id}/test`, {}),
+    await b.partner.get(`/rest/webhook_endpoints/${a.endpoint.id}/deliveries`),
+  ])
+    assert.equal(response.statusCode, 404, response.body);
+  assert.deepEqual(
+    (await b.partner.get('/rest/webhook_endpoints')).json().data.map((e: { id: string }) => e.id),
+    [b.endpoint.id],
+  );
+  // A worker's token is not a client's.
+  assert.equal((await a.worker.api.get('/rest/webhook_endpoints')).statusCode, 403);
+  // A client without client:admin may not manage endpoints.
+  const { token } = await linkedClientToken(app, [a.organizationId], ['client:lookup']);
+  assert.equal((await restClient(app, token).get('/rest/webhook_endpoints')).statusCode, 403);
+});
+
+test('a rotated secret: both sign during the overlap, then only the new one', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker, partner, endpoint } = await partnerWorld(t, app);
+  const rotated = await partner.post(`/rest/webhook_endpoints/${endpoint.id}/rotate_secret`, {
+    data: { type: 'webhook_secret_rotations', attributes: { overlap_seconds: 3600 } },
+  });
+  assert.equal(rotated.statusCode, 200, rotated.body);
+  const fresh = rotated.json().data.attributes.secret as string;
+  assert.notEqual(fresh, receiver.secrets[0]);
+  assert.equal(rotated.json().data.meta.previous_secrets_expire_at, later(HOUR).toISOString());
+  await advance(app, worker);
+  await dispatch(app, FIXED_NOW);
+  const [during] = receiver.received;
+  assert.equal(String(during!.headers['webhook-signature']).split(' ').length, 2);
+  for (const secret of [receiver.secrets[0]!, fresh])
+    new Webhook(secret).verify(during!.body, during!.headers as Record<string, string>);
+  await app.money.settle(later(22 * HOUR));
+  await dispatch(app, later(22 * HOUR));
+  const after = receiver.received[1]!;
+  assert.equal(after.payload.type, 'transfer.settled');
+  assert.equal(String(after.headers['webhook-signature']).split(' ').length, 1);
+  new Webhook(fresh).verify(after.body, after.headers as Record<string, string>);
+  assert.throws(() =>
+    new Webhook(receiver.secrets[0]!).verify(after.body, after.headers as Record<string, string>),
+  );
+});
+
+test('deliveries not accepted within the retry window disable the endpoint; enabled again, a range is redelivered', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker, partner, endpoint } = await partnerWorld(t, app);
+  receiver.answerWith(() => 500);
+  const id = await advance(app, worker);
+  await dispatch(app, FIXED_NOW);
+  await dispatch(app, later(25 * HOUR));
+  const disabled = (await partner.get(`/rest/webhook_endpoints/${endpoint.id}`)).json().data;
+  assert.equal(disabled.attributes.status, 'DISABLED');
+  assert.match(disabled.attributes.disabled_reason, /24 hours/);
+  assert.ok(app.logs.some((line) => line.level === 50 && /webhook endpoint disabled/.test(String(line.msg))));
+  const log = (await partner.get(`/rest/webhook_endpoints/${endpoint.id}/deliveries`)).json().data;
+  assert.equal(log[0].attributes.outcome, 'GIVEN_UP');
+  // Disabled, it is sent nothing new.
+  await advance(app, worker, 1000);
+  await dispatch(app, later(26 * HOUR));
+  assert.equal(receiver.received.length, 1);
+  const refused = await partner.post(`/rest/webhook_endpoints/${endpoint.id}/redeliveries`, {
+    data: { type: 'webhook_redeliveries', attributes: { event_id: receiver.received[0]!.id } },
+  });
+  assert.equal(refused.statusCode, 400);
+  assert.equal(refused.json().errors[0].source.parameter, 'endpoint_id');
+  receiver.answerWith(() => 200);
+  clock.at = later(26 * HOUR);
+  const enabled = await partner.patch(`/rest/webhook_endpoints/${endpoint.id}`, {
+    data: { type: 'webhook_endpoints', id: endpoint.id, attributes: { status: 'ENABLED' } },
+  });
+  assert.equal(enabled.json().data.attributes.status, 'ENABLED');
+  const redelivered = await partner.post(`/rest/webhook_endpoints/${endpoint.id}/redeliveries`, {
+    data: {
+      type: 'webhook_redeliveries',
+      attributes: { from: FIXED_NOW.toISOString(), to: later(HOUR).toISOString() },
+    },
+  });
+  assert.equal(redelivered.statusCode, 202, redelivered.body);
+  // The hour holds the earnings credit of the setup too.
+  assert.equal(redelivered.json().meta.queued, 3);
+  await dispatch(app, later(27 * HOUR));
+  const delivered = receiver.received.filter((r) => r.answered === 200).map((r) => r.payload.data.id);
+  assert.equal(delivered.length, 3);
+  assert.ok(delivered.includes(id));
+  assert.ok(
+    receiver.received.some((r) => r.answered === 200 && r.id === receiver.received[0]!.id),
+    'a redelivery keeps the event id',
+  );
+});
+
+test('every event type: accounts, jobs, earnings balances, paychecks step by step', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker, organizationId } = await partnerWorld(t, app, null);
+  await advance(app, worker);
+  const deleted = await worker.api.post('/rest/accounts', {
+    data: {
+      type: 'accounts',
+      attributes: {
+        name: 'Savings',
+        account_type: 'DEPOSITORY',
+        subtype: 'SAVINGS',
+        details: {
+          first_name: 'Robin',
+          last_name: 'Lee',
+          routing_number: '110000000',
+          account_number: '99887766',
+        },
+      },
+      relationships: { person: { data: { type: 'people', id: worker.personId } } },
+    },
+  });
+  assert.equal(deleted.statusCode, 200, deleted.body);
+  const savingsId = deleted.json().data.id;
+  for (const id of [savingsId, worker.depositoryId]) {
+    const patched = await worker.api.patch(`/rest/jobs/${worker.jobId}`, {
+      data: {
+        type: 'jobs',
+        id: worker.jobId,
+        relationships: { direct_deposit_default_depository: { data: { type: 'accounts', id } } },
+      },
+    });
+    assert.equal(patched.statusCode, 200, patched.body);
+  }
+  assert.equal((await worker.api.delete(`/rest/accounts/${savingsId}`)).statusCode, 204);
+  await dispatch(app, FIXED_NOW);
+  await app.money.settle(later(22 * HOUR));
+  await dispatch(app, later(22 * HOUR));
+  // Payday of the period the shift was in, then its payout delivered; each sent as it happens.
+  const payday = later(16 * 24 * HOUR);
+  await app.money.payroll(payday);
+  await dispatch(app, payday);
+  await app.money.settle(later(20 * 24 * HOUR));
+  await dispatch(app, later(20 * 24 * HOUR));
+  const types = new Set(receiver.received.map((r) => r.payload.type));
+  for (const type of [
+    'transfer.created',
+    'transfer.settled',
+    'earnings_balance.updated',
+    'account.created',
+    'account.deleted',
+    'job.updated',
+    'paycheck.status_changed',
+  ])
+    assert.ok(types.has(type), `${type} among ${[...types].join(', ')}`);
+  assert.ok(receiver.received.every((r) => r.verified));
+  const steps = receiver.received
+    .filter((r) => r.payload.type === 'paycheck.status_changed')
+    .map((r) => `${r.payload.previous_status}→${(r.payload.data.attributes as { status: string }).status}`);
+  assert.deepEqual(steps, ['ESTIMATED→PROCESSING', 'PROCESSING→IN_TRANSIT', 'IN_TRANSIT→DEPOSITED']);
+  const account = receiver.received.find((r) => r.payload.type === 'account.deleted')!;
+  assert.equal(account.payload.data.id, savingsId);
+  assert.doesNotMatch(account.body, /99887766/, 'no account number in an event');
+  const balance = receiver.received.filter((r) => r.payload.type === 'earnings_balance.updated').at(-1)!;
+  const read = (await worker.api.get(`/rest/accounts/${worker.balanceAccountId}`)).json().data;
+  assert.deepEqual(balance.payload.data, read, 'the last balance event is the balance as read now');
+  // The job event belongs to the organization of the job.
+  const job = receiver.received.find((r) => r.payload.type === 'job.updated')!;
+  assert.equal(
+    (job.payload.data.relationships as { organization: { data: { id: string } } }).organization.data.id,
+    organizationId,
+  );
+});
+
+test('bad endpoint input is a 400 naming the field; a client has at most its share of endpoints', async (t) => {
+  const app = await appAtFixedNow(t, { EWA_WEBHOOK_ENDPOINTS_PER_CLIENT_MAX: '2' });
+  const organizationId = await createOrganization(app);
+  const { token } = await linkedClientToken(app, [organizationId], ['client:admin']);
+  const partner = restClient(app, token);
+  const create = (attributes: Record<string, unknown>) =>
+    partner.post('/rest/webhook_endpoints', { data: { type: 'webhook_endpoints', attributes } });
+  for (const [attributes, code, pointer] of [
+    [{}, 'MISSING_REQUIRED_FIELD', '/data/attributes/url'],
+    [{ url: 'ftp://example.com/x' }, 'INVALID_PARAMETERS', '/data/attributes/url'],
+    [{ url: 'not a url' }, 'INVALID_PARAMETERS', '/data/attributes/url'],
+    [{ url: 'https://user:pw@example.com/' }, 'INVALID_PARAMETERS', '/data/attributes/url'],
+    [{ url: `https://example.com/${'a'.repeat(2100)}` }, 'INVALID_FIELDS', '/data/attributes/url'],
+    [
+      { url: 'https://example.com/', event_types: ['transfer.exploded'] },
+      'INVALID_FIELDS',
+      '/data/attributes/event_types/0',
+    ],
+    [{ url: 'https://example.com/', event_types: [] }, 'INVALID_FIELDS', '/data/attributes/event_types'],
+    [
+      { url: 'https://example.com/', description: 'x'.repeat(201) },
+      'INVALID_FIELDS',
+      '/data/attributes/description',
+    ],
+    [{ url: 'https://example.com/', secret: 'whsec_mine' }, 'INVALID_PARAMETERS', '/data/attributes/secret'],
+  ] as const) {
+    const response = await create(attributes);
+    assert.equal(response.statusCode, 400, `${JSON.stringify(attributes).slice(0, 80)}: ${response.body}`);
+    const [error] = response.json().errors;
+    assert.equal(error.code, code, response.body);
+    assert.ok(String(error.source?.pointer).startsWith(pointer), response.body);
+  }
+  assert.equal((await create({ url: 'https://example.com/1' })).statusCode, 201);
+  assert.equal((await create({ url: 'https://example.com/2' })).statusCode, 201);
+  const third = await create({ url: 'https://example.com/3' });
+  assert.equal(third.statusCode, 400);
+  assert.match(third.json().errors[0].detail, /at most 2/);
+  assert.equal((await partner.get('/rest/webhook_endpoints/nope')).statusCode, 404);
+});
+
+test('production refuses plain http and private addresses', async (t) => {
+  const app = await appAtFixedNow(t, {
+    EWA_WEBHOOK_REQUIRE_HTTPS: 'true',
+    EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'false',
+  });
+  const organizationId = await createOrganization(app);
+  const { token } = await linkedClientToken(app, [organizationId], ['client:admin']);
+  const partner = restClient(app, token);
+  for (const url of [
+    'http://partner.example.com/hooks',
+    'https://127.0.0.1/hooks',
+    'https://localhost/hooks',
+    'https://10.1.2.3/hooks',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[::1]/hooks',
+    'https://[::ffff:127.0.0.1]/hooks',
+  ]) {
+    const response = await partner.post('/rest/webhook_endpoints', {
+      data: { type: 'webhook_endpoints', attributes: { url } },
+    });
+    assert.equal(response.statusCode, 400, `${url}: ${response.body}`);
+  }
+});
+
+test('the operator manages any client’s endpoints under /admin, and a test event reaches the receiver', async (t) => {
+  const app = await appAtFixedNow(t);
+  const partnerClient = await createTestClient(app);
+  const operatorClient = await createTestClient(app, { scopes: ['admin:operator'], redirectUris: [] });
+  const operator = restClient(app, await clientToken(app, ['admin:operator'], operatorClient));
+  const receiver = await startReceiver(t);
+  const created = await operator.post('/admin/webhook_endpoints', {
+    data: { type: 'webhook_endpoints', attributes: { url: receiver.url, client_id: partnerClient.clientId } },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const endpoint = created.json().data;
+  assert.equal(endpoint.attributes.client_id, partnerClient.clientId);
+  receiver.secrets.push(endpoint.attributes.secret);
+  const ghost = await operator.post('/admin/webhook_endpoints', {
+    data: { type: 'webhook_endpoints', attributes: { url: receiver.url, client_id: 'ghost' } },
+  });
+  assert.equal(ghost.statusCode, 400);
+  assert.equal(ghost.json().errors[0].source.pointer, '/data/attributes/client_id');
+  const tested = await operator.post(`/admin/webhook_endpoints/${endpoint.id}/test`, {});
+  assert.equal(tested.statusCode, 202, tested.body);
+  await dispatch(app, FIXED_NOW);
+  assert.equal(receiver.received.length, 1);
+  assert.equal(receiver.received[0]!.payload.type, 'webhook.test');
+  assert.equal(receiver.received[0]!.id, tested.json().meta.event_id);
+  assert.ok(receiver.received[0]!.verified);
+  assert.equal((await operator.delete(`/admin/webhook_endpoints/${endpoint.id}`)).statusCode, 204);
+  const left = (await operator.get('/admin/webhook_endpoints')).json().data.map((e: { id: string }) => e.id);
+  assert.ok(!left.includes(endpoint.id));
+});
+
+test('a secret rotated with no body keeps the previous one signing for a day', async (t) => {
+  const app = await appAtFixedNow(t);
+  const organizationId = await createOrganization(app);
+  const { token } = await linkedClientToken(app, [organizationId], ['client:admin']);
+  const partner = restClient(app, token);
+  const created = await partner.post('/rest/webhook_endpoints', {
+    data: { type: 'webhook_endpoints', attributes: { url: 'https://partner.example.com/hooks' } },
+  });
+  const id = created.json().data.id;
+  const rotated = await app.api.inject({
+    method: 'POST',
+    url: `/rest/webhook_endpoints/${id}/rotate_secret`,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(rotated.statusCode, 200, rotated.body);
+  assert.equal(rotated.json().data.meta.previous_secrets_expire_at, later(24 * HOUR).toISOString());
+  const refused = await partner.post(`/rest/webhook_endpoints/${id}/rotate_secret`, {
+    data: { type: 'webhook_secret_rotations', attributes: { overlap_seconds: 10 * 86_400 } },
+  });
+  assert.equal(refused.statusCode, 400);
+  assert.equal(refused.json().errors[0].source.pointer, '/data/attributes/overlap_seconds');
+});
