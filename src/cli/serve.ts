@@ -2,6 +2,7 @@ import { moneyJobs } from '../jobs/money-jobs.ts';
 import { Scheduler } from '../jobs/scheduler.ts';
 import { demoHistoryJob, describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
 import { buildServer } from '../server.ts';
+import { webhookJobs } from '../webhooks/webhook-jobs.ts';
 import { type Command, writeLine } from './command.ts';
 import { openMigratedDatabase } from './open-database.ts';
 
@@ -34,6 +35,7 @@ export const serveCommand: Command = {
       tickMs: config.money.schedulerTickMs,
     });
     for (const job of moneyJobs(servers.money, config)) scheduler.register(job);
+    for (const job of webhookJobs(servers.webhooks, config)) scheduler.register(job);
     if (config.seedDemoData) scheduler.register(demoHistoryJob(database.db, config));
     let stopping = false;
     const stop = async (signal: string) => {

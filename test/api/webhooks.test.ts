@@ -473,3 +473,27 @@ test('a secret rotated with no body keeps the previous one signing for a day', a
   assert.equal(refused.statusCode, 400);
   assert.equal(refused.json().errors[0].source.pointer, '/data/attributes/overlap_seconds');
 });
+
+test('events past their retention are purged with their delivery log, unless a delivery is still queued', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker, endpoint, partner } = await partnerWorld(t, app);
+  receiver.answerWith(() => 500);
+  const id = await advance(app, worker);
+  await dispatch(app, FIXED_NOW);
+  const eventId = receiver.received[0]!.id;
+  const { db } = app.database;
+  const has = async (event: string) =>
+    (await db.selectFrom('webhook_events').select('id').where('id', '=', event).executeTakeFirst()) !==
+    undefined;
+  const monthLater = later(31 * 24 * HOUR);
+  await app.webhooks.events.purgeBefore(monthLater);
+  assert.ok(await has(eventId), 'a delivery still queued keeps its event');
+  await dispatch(app, later(25 * HOUR));
+  await app.webhooks.events.purgeBefore(monthLater);
+  assert.equal(await has(eventId), false);
+  const log = (
+    await partner.get(`/rest/webhook_endpoints/${endpoint.id}/deliveries?event_id=${eventId}`)
+  ).json();
+  assert.deepEqual(log.data, []);
+  assert.ok(id);
+});
