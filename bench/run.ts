@@ -12,6 +12,7 @@ import { payrollScenario } from './money-payroll.ts';
 import { appendNote, withSteal, writeSection } from './report.ts';
 import { cardTokens, roster } from './resources.ts';
 import { startServer } from './server-process.ts';
+import { webhooksScenario } from './webhooks.ts';
 
 /**
  * Benchmarks of the foundation. `npm run bench` runs them all; `npm run bench -- startup health` runs some;
@@ -33,7 +34,18 @@ const { values, positionals } = parseArgs({
 const scenarios =
   positionals.length > 0
     ? positionals
-    : ['startup', 'health', 'tokens', 'bearer', 'seed', 'card-tokens', 'roster', 'transfers', 'payroll'];
+    : [
+        'startup',
+        'health',
+        'tokens',
+        'bearer',
+        'seed',
+        'card-tokens',
+        'roster',
+        'transfers',
+        'payroll',
+        'webhooks',
+      ];
 const POSTGRES_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!;
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
@@ -339,6 +351,7 @@ const SCENARIOS: Record<string, () => Promise<void> | void> = {
     }),
   payroll: () =>
     payrollScenario({ workers: Number(values.people), advances: Math.round(Number(values.people) / 10) }),
+  webhooks: () => webhooksScenario({ workers: Number(values.workers) }),
 };
 for (const scenario of scenarios) {
   const run = SCENARIOS[scenario];

@@ -1,0 +1,119 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import { createMoneyCore } from '../src/money/money-core.ts';
+import { createWebhooks } from '../src/webhooks/webhooks.ts';
+import {
+  type BenchWorker,
+  createBenchEmployer,
+  createBenchWorkers,
+  openBenchSchema,
+  recordShifts,
+} from './money-fixture.ts';
+import { writeSection } from './report.ts';
+
+const DURING_PERIOD = new Date('2026-03-11T15:30:00Z');
+const IN_FLIGHT = 8;
+const format = (value: number) => value.toLocaleString('en-US');
+const SILENT = { warn: () => {}, error: () => {} };
+
+/** `count` advances of different workers through the transfer service, IN_FLIGHT at a time; their rate per second. */
+async function advancesPerSecond(
+  money: ReturnType<typeof createMoneyCore>,
+  workers: readonly BenchWorker[],
+): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  const lane = async () => {
+    for (let index = next++; index < workers.length; index = next++) {
+      const worker = workers[index]!;
+      await money.transfers.create(
+        worker.personId,
+        {
+          id: undefined,
+          amountMinor: 2000,
+          currency: 'USD',
+          schedule: 'NEXT_BUSINESS_DAY',
+          preview: false,
+          originId: worker.balanceAccountId,
+          destinationId: worker.depositoryId,
+          personId: undefined,
+        },
+        DURING_PERIOD,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  return workers.length / ((performance.now() - started) / 1000);
+}
+
+/**
+ * What webhooks cost the money path and how fast they leave, on PostgreSQL, in one run: advances of half the
+ * workers with no endpoint (the events are not even recorded), then of the other half with an endpoint that wants
+ * every event (each advance records transfer.created and earnings_balance.updated and queues their deliveries);
+ * then those deliveries sent, signed, to a local receiver answering 204.
+ */
+export async function webhooksScenario(options: { workers: number }): Promise<void> {
+  const bench = await openBenchSchema(16);
+  const received = { count: 0 };
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received.count++;
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  try {
+    const { db } = bench.database;
+    const money = createMoneyCore(db, bench.config);
+    const organizationId = await createBenchEmployer(db);
+    const workers = await createBenchWorkers(db, organizationId, options.workers);
+    await recordShifts(money.earnings, workers, {
+      amountMinor: 16_000,
+      workedOn: '2026-03-10',
+      now: DURING_PERIOD,
+      label: 'webhooks',
+      batchSize: 1000,
+    });
+    const half = Math.floor(workers.length / 2);
+    const without = await advancesPerSecond(money, workers.slice(0, half));
+    await sql`insert into oauth_clients (client_id, name, is_public) values ('bench-partner', 'Bench partner', false)`.execute(
+      db,
+    );
+    await sql`insert into oauth_client_organizations (client_id, organization_id)
+      values ('bench-partner', ${organizationId}::uuid)`.execute(db);
+    const webhooks = createWebhooks(db, bench.config, { logger: SILENT, now: () => DURING_PERIOD });
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    await webhooks.endpoints.create('bench-partner', { url }, DURING_PERIOD);
+    const withEndpoint = await advancesPerSecond(money, workers.slice(half));
+    const { rows } = await sql<{ queued: number }>`select count(*)::integer as queued from outbox
+      where topic = 'webhook.delivery'`.execute(db);
+    const queued = rows[0]?.queued ?? 0;
+    const started = performance.now();
+    let sent = 0;
+    for (;;) {
+      const report = await webhooks.dispatcher.dispatchDue(DURING_PERIOD);
+      sent += report.sent;
+      if (report.sent + report.retried === 0) break;
+    }
+    const deliverySeconds = (performance.now() - started) / 1000;
+    writeSection(
+      'webhooks',
+      [
+        '## Webhooks: their cost to advances, and deliveries',
+        '',
+        `${format(options.workers)} workers on PostgreSQL, each with a shift; half take an advance with no webhook endpoint registered, then the other half with one endpoint that wants every event of their employer (each advance then records \`transfer.created\` and \`earnings_balance.updated\` and queues a delivery of each); then those deliveries are sent, signed, to a local receiver answering 204. Advances through \`TransferService.create\`, ${IN_FLIGHT} at a time.`,
+        '',
+        '| measure | figure | beside |',
+        '|---|---|---|',
+        `| advances/s, no endpoint (events not recorded) | ${format(Math.round(without))} | reference |`,
+        `| advances/s, an endpoint wanting every event | ${format(Math.round(withEndpoint))} | ${Math.round((withEndpoint / without) * 100)} % of the reference |`,
+        `| deliveries sent (16 at a time, one dispatcher) | ${format(sent)} of ${format(queued)} queued, ${format(received.count)} received | ${format(Math.round(sent / deliverySeconds))} deliveries/s |`,
+      ].join('\n'),
+    );
+  } finally {
+    receiver.close();
+    await bench.drop();
+  }
+}
