@@ -13,6 +13,7 @@ import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { type ApiProcess, startApiProcess } from '../helpers/ew-processes.ts';
 import {
   advanceRequest,
+  createClientByCli,
   createFundedWorker,
   type FundedWorker,
   type HttpAnswer,
@@ -510,6 +511,42 @@ test('check-then-write pairs on two API processes never both act on a stale chec
     });
     assert.deepEqual(withNewId, { personId });
   });
+
+  await t.test(
+    "webhook endpoints registered at once on both processes never pass the client's limit",
+    async () => {
+      const { client_id: clientId, client_secret: secret } = await createClientByCli(
+        world.env,
+        'client:admin',
+      );
+      const tokenAnswer = await fetch(`${servers[0]!.authUrl}/oauth2/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          scope: 'client:admin',
+          client_id: clientId,
+          client_secret: secret,
+        }),
+      });
+
+      const token = ((await tokenAnswer.json()) as { access_token: string }).access_token;
+      const limit = 20;
+      const answers = await Promise.all(
+        Array.from({ length: limit + 10 }, (_, i) =>
+          httpJson(`${i % 2 === 0 ? a : b}/rest/webhook_endpoints`, token, {
+            method: 'POST',
+            body: {
+              data: { type: 'webhook_endpoints', attributes: { url: `https://partner.example/hooks/${i}` } },
+            },
+          }),
+        ),
+      );
+      assert.deepEqual(tally(answers.map(outcome)), { '201': limit, '400 INVALID_PARAMETERS': 10 });
+      const { rows } = await sql<{ n: number }>`select count(*)::integer as n from webhook_endpoints
+      where client_id = ${clientId}`.execute(world.db);
+      assert.equal(rows[0]!.n, limit);
+    },
+  );
 
   for (const server of servers) assert.equal(await server.stop(), 0, server.output());
 });

@@ -53,10 +53,12 @@ async function cli(args: string[], env: Record<string, string>): Promise<string>
   return run.stdout().trim();
 }
 
-/** A user token for the person, minted by `ewa tokens issue` for a client made by `ewa clients create`. */
-export async function issueTokenByCli(world: MoneyWorld, personId: string): Promise<string> {
-  const scopes = 'user:read user:read_write';
-  const client = JSON.parse(
+/** A confidential client with these scopes, made by `ewa clients create`; its id and secret. */
+export async function createClientByCli(
+  env: Record<string, string>,
+  scopes: string,
+): Promise<{ client_id: string; client_secret: string }> {
+  return JSON.parse(
     await cli(
       [
         'clients',
@@ -70,9 +72,15 @@ export async function issueTokenByCli(world: MoneyWorld, personId: string): Prom
         'https://partner.example/callback',
         '--json',
       ],
-      world.env,
+      env,
     ),
-  ) as { client_id: string };
+  );
+}
+
+/** A user token for the person, minted by `ewa tokens issue` for a client made by `ewa clients create`. */
+export async function issueTokenByCli(world: MoneyWorld, personId: string): Promise<string> {
+  const scopes = 'user:read user:read_write';
+  const client = await createClientByCli(world.env, scopes);
   return cli(
     ['tokens', 'issue', '--person', personId, '--client', client.client_id, '--scopes', scopes],
     world.env,
