@@ -261,11 +261,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (masterKey.length !== 32) {
     throw new ConfigError('EWA_MASTER_KEY must be 32 bytes encoded in base64 (44 characters).');
   }
+  const apiUrl = read.url('EWA_BASE_URL', `http://localhost:${apiPort}`);
   const loginFailuresBeforeBackoff = read.integer('EWA_LOGIN_FAILURES_BEFORE_BACKOFF', 5, 1, 100);
   const config: Config = {
     env: runEnv,
     host,
-    api: { port: apiPort, publicUrl: read.url('EWA_BASE_URL', `http://localhost:${apiPort}`) },
+    api: { port: apiPort, publicUrl: apiUrl },
     auth: { port: authPort, publicUrl: read.url('EWA_AUTH_URL', `http://localhost:${authPort}`) },
     payments: {
       port: paymentsPort,
@@ -330,7 +331,12 @@ export function loadConfig(env: Env = process.env): Config {
       retryHours: read.integer('EWA_WEBHOOK_RETRY_HOURS', 24, 1, 168),
       timeoutSeconds: read.integer('EWA_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 30),
       requireHttps: read.boolean('EWA_WEBHOOK_REQUIRE_HTTPS', runEnv === 'production'),
-      allowPrivateAddresses: read.boolean('EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES', runEnv === 'uat'),
+      // A sandbox on a laptop sends to receivers on it; a hosted one (a public EWA_BASE_URL) must not let partners
+      // reach its network.
+      allowPrivateAddresses: read.boolean(
+        'EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES',
+        runEnv === 'uat' && isLoopbackHost(new URL(apiUrl).hostname),
+      ),
       retentionDays: read.integer('EWA_WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
       endpointsPerClientMax: read.integer('EWA_WEBHOOK_ENDPOINTS_PER_CLIENT_MAX', 20, 1, 1000),
     },
@@ -416,6 +422,10 @@ function checkAchIdentity(ach: AchConfig): void {
     throw new ConfigError(
       `EWA_ACH_IMMEDIATE_DESTINATION ${ach.immediateDestination} fails the routing-number checksum: check the nine digits against your bank's ACH instructions.`,
     );
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 }
 
 /** What a bank names the originator by and where files go: production must set each, the defaults are the sandbox's. */

@@ -222,6 +222,7 @@ export interface OauthClientsTable {
   auth_method: Generated<string>;
   created_at: Timestamp;
   deleted_at: Date | null;
+  partner: string | null;
 }
 
 export interface OauthClientOrganizationsTable {
@@ -382,6 +383,7 @@ export interface WebhookEventsTable {
   id: string;
   seq: Generated<string>;
   type: string;
+  audience: string;
   resource_type: string;
   resource_id: string;
   organization_id: string | null;

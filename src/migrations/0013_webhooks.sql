@@ -37,6 +37,11 @@ CREATE TABLE webhook_events (
   id              uuid PRIMARY KEY,
   seq             bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
   type            text NOT NULL,
+  -- Who may receive it: ORGANIZATION, the clients linked to its organization (what their client tokens read: jobs,
+  -- earnings balances); PERSON, only clients the person has signed in to (or another app of the same partner) and
+  -- not revoked (what only a user token reads: transfers, paychecks, bank accounts and cards), and linked to its
+  -- organization or one of the person's.
+  audience        text NOT NULL CHECK (audience IN ('ORGANIZATION', 'PERSON')),
   resource_type   text NOT NULL,
   resource_id     uuid NOT NULL,
   -- Who may see it: an organization's clients, or (no organization) the clients of the person's employers.
@@ -74,8 +79,17 @@ DROP INDEX outbox_due_idx;
 CREATE INDEX outbox_rail_due_idx ON outbox (due_at, id) WHERE topic = 'rail.payment';
 CREATE INDEX outbox_webhook_due_idx ON outbox (due_at, sequence) WHERE topic = 'webhook.delivery';
 
--- Which enabled endpoint of a live client receives which event: its type is wanted, and the event's organization is linked to the
--- endpoint's client, or (an event of a person's own record) the person holds a job at an organization linked to it.
+-- The partner an OAuth client belongs to: a partner's apps (its mobile app's public client, its server's
+-- confidential one) share what a worker allowed any of them. NULL: a client on its own.
+ALTER TABLE oauth_clients ADD COLUMN partner text CHECK (length(partner) BETWEEN 1 AND 100);
+UPDATE oauth_clients SET partner = 'demo-partner' WHERE client_id IN ('demo-partner-server', 'demo-partner-mobile');
+
+-- A person's live grants to clients (oidc-provider's Grant rows), found by person and client.
+CREATE INDEX oauth_payloads_grant_person_idx ON oauth_payloads ((payload->>'accountId'), (payload->>'clientId'))
+  WHERE model = 'Grant';
+
+-- Which enabled endpoint of a live client receives which event: its type is wanted, and the event is one a token of
+-- that client could read (see audience above).
 CREATE VIEW webhook_recipients AS
   SELECT e.id AS event_id, ep.id AS endpoint_id
   FROM webhook_events e
@@ -84,7 +98,13 @@ CREATE VIEW webhook_recipients AS
   WHERE CASE WHEN e.organization_id IS NOT NULL THEN EXISTS (SELECT 1 FROM oauth_client_organizations l
       WHERE l.client_id = ep.client_id AND l.organization_id = e.organization_id)
     ELSE EXISTS (SELECT 1 FROM jobs j JOIN oauth_client_organizations l ON l.organization_id = j.organization_id
-      WHERE j.person_id = e.person_id AND l.client_id = ep.client_id) END;
+      WHERE j.person_id = e.person_id AND l.client_id = ep.client_id) END
+  AND (e.audience = 'ORGANIZATION' OR EXISTS (SELECT 1 FROM oauth_payloads g
+      JOIN oauth_clients granted ON granted.client_id = g.payload->>'clientId' AND granted.deleted_at IS NULL
+        AND (granted.client_id = c.client_id OR granted.partner = c.partner)
+      WHERE g.model = 'Grant' AND g.payload->>'accountId' = e.person_id::text
+        AND (g.expires_at IS NULL OR g.expires_at > now())
+        AND NOT EXISTS (SELECT 1 FROM oauth_revocations r WHERE r.kind = 'GRANT' AND r.value = g.id)));
 
 -- Whether any enabled endpoint wants events of these types. Events are recorded for the endpoints that may receive
 -- them: with none, a change pays one look at this (small) table instead of the snapshot and the insert.
@@ -122,8 +142,8 @@ $$;
 CREATE FUNCTION webhook_transfers_created() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT webhook_wanted('transfer.created') THEN RETURN NULL; END IF;
-  INSERT INTO webhook_events (id, type, resource_type, resource_id, organization_id, person_id, occurred_at, data)
-  SELECT gen_random_uuid(), 'transfer.created', 'transfers', t.id, webhook_transfer_organization(t), t.person_id,
+  INSERT INTO webhook_events (id, type, audience, resource_type, resource_id, organization_id, person_id, occurred_at, data)
+  SELECT gen_random_uuid(), 'transfer.created', 'PERSON', 'transfers', t.id, webhook_transfer_organization(t), t.person_id,
     t.submitted_at, webhook_transfer_data(t)
   FROM added t ORDER BY t.submitted_at, t.id;
   RETURN NULL;
@@ -134,9 +154,9 @@ CREATE TRIGGER webhook_transfers_created AFTER INSERT ON transfers REFERENCING N
 CREATE FUNCTION webhook_transfers_resolved() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT webhook_wanted('transfer.settled', 'transfer.failed') THEN RETURN NULL; END IF;
-  INSERT INTO webhook_events (id, type, resource_type, resource_id, organization_id, person_id, occurred_at, data)
+  INSERT INTO webhook_events (id, type, audience, resource_type, resource_id, organization_id, person_id, occurred_at, data)
   SELECT gen_random_uuid(), CASE n.status WHEN 'SETTLED' THEN 'transfer.settled' ELSE 'transfer.failed' END,
-    'transfers', n.id, webhook_transfer_organization(n), n.person_id, coalesce(n.resolved_at, n.submitted_at),
+    'PERSON', 'transfers', n.id, webhook_transfer_organization(n), n.person_id, coalesce(n.resolved_at, n.submitted_at),
     webhook_transfer_data(n)
   FROM after_rows n JOIN before_rows o ON o.id = n.id
   WHERE n.status IS DISTINCT FROM o.status AND n.status IN ('SETTLED', 'FAILED')
@@ -150,8 +170,8 @@ CREATE TRIGGER webhook_transfers_resolved AFTER UPDATE ON transfers
 CREATE FUNCTION webhook_paychecks_status_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT webhook_wanted('paycheck.status_changed') THEN RETURN NULL; END IF;
-  INSERT INTO webhook_events (id, type, resource_type, resource_id, organization_id, person_id, occurred_at, data)
-  SELECT gen_random_uuid(), 'paycheck.status_changed', 'paychecks', n.id, j.organization_id, n.person_id,
+  INSERT INTO webhook_events (id, type, audience, resource_type, resource_id, organization_id, person_id, occurred_at, data)
+  SELECT gen_random_uuid(), 'paycheck.status_changed', 'PERSON', 'paychecks', n.id, j.organization_id, n.person_id,
     n.updated_at, jsonb_build_object('paycheck', to_jsonb(n), 'previous_status', o.status)
   FROM after_rows n JOIN before_rows o ON o.id = n.id JOIN jobs j ON j.id = n.job_id
   WHERE n.status IS DISTINCT FROM o.status
@@ -181,8 +201,8 @@ $$;
 CREATE FUNCTION webhook_accounts_created() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT webhook_wanted('account.created') THEN RETURN NULL; END IF;
-  INSERT INTO webhook_events (id, type, resource_type, resource_id, organization_id, person_id, occurred_at, data)
-  SELECT gen_random_uuid(), 'account.created', 'accounts', a.id, NULL, a.person_id, a.created_at,
+  INSERT INTO webhook_events (id, type, audience, resource_type, resource_id, organization_id, person_id, occurred_at, data)
+  SELECT gen_random_uuid(), 'account.created', 'PERSON', 'accounts', a.id, NULL, a.person_id, a.created_at,
     webhook_account_data(a)
   FROM added a ORDER BY a.created_at, a.id;
   RETURN NULL;
@@ -193,8 +213,8 @@ CREATE TRIGGER webhook_accounts_created AFTER INSERT ON accounts REFERENCING NEW
 CREATE FUNCTION webhook_accounts_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT webhook_wanted('account.deleted') THEN RETURN NULL; END IF;
-  INSERT INTO webhook_events (id, type, resource_type, resource_id, organization_id, person_id, occurred_at, data)
-  SELECT gen_random_uuid(), 'account.deleted', 'accounts', n.id, NULL, n.person_id, n.deleted_at,
+  INSERT INTO webhook_events (id, type, audience, resource_type, resource_id, organization_id, person_id, occurred_at, data)
+  SELECT gen_random_uuid(), 'account.deleted', 'PERSON', 'accounts', n.id, NULL, n.person_id, n.deleted_at,
     webhook_account_data(n)
   FROM after_rows n JOIN before_rows o ON o.id = n.id
   WHERE o.deleted_at IS NULL AND n.deleted_at IS NOT NULL
@@ -208,8 +228,8 @@ CREATE TRIGGER webhook_accounts_deleted AFTER UPDATE ON accounts
 CREATE FUNCTION webhook_jobs_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT webhook_wanted('job.updated') THEN RETURN NULL; END IF;
-  INSERT INTO webhook_events (id, type, resource_type, resource_id, organization_id, person_id, occurred_at, data)
-  SELECT gen_random_uuid(), 'job.updated', 'jobs', n.id, n.organization_id, n.person_id, n.updated_at,
+  INSERT INTO webhook_events (id, type, audience, resource_type, resource_id, organization_id, person_id, occurred_at, data)
+  SELECT gen_random_uuid(), 'job.updated', 'ORGANIZATION', 'jobs', n.id, n.organization_id, n.person_id, n.updated_at,
     jsonb_build_object('job', to_jsonb(n))
   FROM after_rows n JOIN before_rows o ON o.id = n.id
   WHERE to_jsonb(n) - 'updated_at' IS DISTINCT FROM to_jsonb(o) - 'updated_at'
@@ -225,8 +245,8 @@ CREATE TRIGGER webhook_jobs_updated AFTER UPDATE ON jobs
 CREATE FUNCTION webhook_earnings_balances_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT webhook_wanted('earnings_balance.updated') THEN RETURN NULL; END IF;
-  INSERT INTO webhook_events (id, type, resource_type, resource_id, organization_id, person_id, occurred_at, data)
-  SELECT gen_random_uuid(), 'earnings_balance.updated', 'accounts', a.id,
+  INSERT INTO webhook_events (id, type, audience, resource_type, resource_id, organization_id, person_id, occurred_at, data)
+  SELECT gen_random_uuid(), 'earnings_balance.updated', 'ORGANIZATION', 'accounts', a.id,
     (SELECT j.organization_id FROM jobs j WHERE j.earnings_balance_account_id = a.id LIMIT 1), a.person_id,
     touched.posted_at, webhook_account_data(a)
   FROM (SELECT la.account_id, max(p.posted_at) AS posted_at

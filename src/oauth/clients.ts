@@ -13,6 +13,8 @@ export interface OAuthClient {
   redirectUris: string[];
   scopes: string[];
   organizationIds: string[];
+  /** The partner whose app this is (NewClient.partner), or null. */
+  partner: string | null;
   logoUri: string | null;
   policyUri: string | null;
   tosUri: string | null;
@@ -31,6 +33,11 @@ export interface NewClient {
   redirectUris: string[];
   scopes: string[];
   organizationIds: string[];
+  /**
+   * The partner whose app this is: its clients share what their users allowed any of them (a worker signed in to
+   * its mobile app is the partner's user at its server's webhook endpoint too).
+   */
+  partner?: string | undefined;
   logoUri?: string | undefined;
   policyUri?: string | undefined;
   tosUri?: string | undefined;
@@ -90,6 +97,9 @@ function checkUrl(
 function validate(input: NewClient, sandbox: boolean): void {
   if (!input.name.trim() || input.name.length > NAME_LENGTH_MAX) {
     throw new InputError(`--name must be 1 to ${NAME_LENGTH_MAX} characters.`);
+  }
+  if (input.partner !== undefined && (!input.partner.trim() || input.partner.length > NAME_LENGTH_MAX)) {
+    throw new InputError(`--partner must be 1 to ${NAME_LENGTH_MAX} characters.`);
   }
   if (input.redirectUris.length > REDIRECT_URIS_MAX)
     throw new InputError(`At most ${REDIRECT_URIS_MAX} --redirect-uri.`);
@@ -181,6 +191,7 @@ export async function insertClient(
       jwks_uri: input.jwksUri ?? null,
       jwks: input.jwks ? JSON.stringify(input.jwks) : null,
       auth_method: authMethod,
+      partner: input.partner?.trim() || null,
     })
     .execute();
   if (input.organizationIds.length > 0) {
@@ -229,6 +240,7 @@ export async function listClients(db: Db, clientId?: string): Promise<OAuthClien
     redirectUris: row.redirect_uris,
     scopes: row.scopes,
     organizationIds: ((row.organization_ids as string[] | null) ?? []).sort(),
+    partner: row.partner,
     logoUri: row.logo_uri,
     policyUri: row.policy_uri,
     tosUri: row.tos_uri,

@@ -58,6 +58,12 @@ export interface OutboxDispatcherOptions {
    * or given up): webhook deliveries, whose subject is an endpoint and a resource.
    */
   inOrderBySubject?: boolean;
+  /**
+   * With inOrderBySubject: at most `perRound` messages of one receiver (the payload's `key`) in a round, so that one
+   * slow receiver cannot take every lane of it. Its first claim also starts the message's clock (`createdAt`): how
+   * long it has been tried is counted on the dispatcher's clock from then.
+   */
+  perReceiver?: { key: string; perRound: number };
   now: () => Date;
   /** In [0, 1): the jitter of the backoff (tests give a fixed one). */
   random: () => number;
@@ -197,13 +203,19 @@ export class OutboxDispatcher {
     const topics = sql.join([...this.#handlers.keys()].map((topic) => sql.lit(topic)));
     // In order: a message waits while an earlier one of its subject is still in the outbox (being sent, or due
     // again later). Rail instructions have a subject each, and keep the plain order of their index.
+    const receiver = this.#options.perReceiver;
+    const startsClock = receiver
+      ? sql`, created_at = case when o.attempts = 0 then ${now}::timestamptz else o.created_at end`
+      : sql``;
     const candidates = this.#options.inOrderBySubject
-      ? sql`select id from outbox m
-        where topic in (${topics}) and due_at <= ${now}::timestamptz
-          and (leased_until is null or leased_until <= ${now}::timestamptz)
-          and not exists (select 1 from outbox earlier where earlier.topic = m.topic
-            and earlier.subject_id = m.subject_id and earlier.sequence < m.sequence)
-        order by due_at, sequence limit ${batchSize}
+      ? sql`select id from outbox where id in (select id from (select id, due_at, sequence,
+            row_number() over (partition by payload->>${receiver?.key ?? ''} order by due_at, sequence) as nth
+          from outbox m
+          where topic in (${topics}) and due_at <= ${now}::timestamptz
+            and (leased_until is null or leased_until <= ${now}::timestamptz)
+            and not exists (select 1 from outbox earlier where earlier.topic = m.topic
+              and earlier.subject_id = m.subject_id and earlier.sequence < m.sequence)) ranked
+          where nth <= ${receiver?.perRound ?? batchSize} order by due_at, sequence limit ${batchSize})
         for update skip locked`
       : sql`select id from outbox
         where topic in (${topics}) and due_at <= ${now}::timestamptz
@@ -217,7 +229,7 @@ export class OutboxDispatcher {
       payload: Record<string, unknown>;
       created_at: Date;
       attempts: number;
-    }>`update outbox o set leased_until = ${leasedUntil}::timestamptz, attempts = o.attempts + 1
+    }>`update outbox o set leased_until = ${leasedUntil}::timestamptz, attempts = o.attempts + 1 ${startsClock}
       where o.id in (${candidates})
       returning o.id, o.topic, o.subject_id, o.payload, o.created_at, o.attempts`.execute(this.#options.db);
     return rows.map((row) => ({

@@ -93,6 +93,7 @@ export const DEMO = {
     confidential: {
       clientId: 'demo-partner-server',
       secret: 'demo-partner-secret',
+      partner: 'demo-partner',
       name: 'Demo Partner (server)',
       redirectUris: ['http://localhost:3000/callback'],
       scopes: [
@@ -107,6 +108,7 @@ export const DEMO = {
     },
     public: {
       clientId: 'demo-partner-mobile',
+      partner: 'demo-partner',
       name: 'Demo Partner (mobile)',
       redirectUris: ['http://localhost:3000/callback', 'com.example.ewa:/callback'],
       scopes: ['openid', 'offline_access', 'user:read', 'user:read_write'],

@@ -19,6 +19,10 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
+  // IPv4-compatible, NAT64 and 6to4 addresses carry an IPv4 address that may be private.
+  ['::', 96],
+  ['64:ff9b::', 96],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],

@@ -176,14 +176,20 @@ export class WebhookEndpoints {
     return endpointOf(row as EndpointRow);
   }
 
+  /** Deletes the endpoint, its secrets and delivery log, and the deliveries still waiting for it. */
   async remove(owner: EndpointOwner, id: string): Promise<void> {
-    await this.find(owner, id);
-    await this.#db.deleteFrom('webhook_endpoints').where('id', '=', uuidOrNil(id)).execute();
+    const endpoint = await this.find(owner, id);
+    await withTransaction(this.#db, async (tx) => {
+      await sql`delete from outbox where topic = 'webhook.delivery'
+        and payload->>'endpointId' = ${endpoint.id}`.execute(tx);
+      await tx.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute();
+    });
   }
 
   /**
-   * A new secret; the ones before it keep signing for `overlapSeconds` (default a day), so that the receiver can
-   * verify with either while it moves to the new one. 0 retires them at once.
+   * A new secret; the current one keeps signing for `overlapSeconds` (default a day), so that the receiver can
+   * verify with either while it moves to the new one (0 retires it at once). Any older secret still overlapping is
+   * retired now: at most two sign at any time, and expired ones are deleted.
    */
   async rotateSecret(
     owner: EndpointOwner,
@@ -201,11 +207,12 @@ export class WebhookEndpoints {
     const previousExpireAt = new Date(now.getTime() + overlap * 1000);
     const secret = await withTransaction(this.#db, async (tx) => {
       await sql`select id from webhook_endpoints where id = ${endpoint.id} for update`.execute(tx);
+      await sql`delete from webhook_secrets where endpoint_id = ${endpoint.id}
+        and expires_at is not null and expires_at <= ${now.toISOString()}::timestamptz`.execute(tx);
+      await sql`update webhook_secrets set expires_at = ${now.toISOString()}::timestamptz
+        where endpoint_id = ${endpoint.id} and expires_at is not null`.execute(tx);
       await sql`update webhook_secrets set expires_at = ${previousExpireAt.toISOString()}::timestamptz
-        where endpoint_id = ${endpoint.id}
-          and (expires_at is null or expires_at > ${previousExpireAt.toISOString()}::timestamptz)`.execute(
-        tx,
-      );
+        where endpoint_id = ${endpoint.id} and expires_at is null`.execute(tx);
       return this.#addSecret(tx, endpoint.id, now);
     });
     return { secret, previousExpireAt };
@@ -245,18 +252,24 @@ export class WebhookEndpoints {
       throw new InputError('url must not carry a user name or password; authenticate by the signature.', {
         field: 'url',
       });
-    if (url.hash) throw new InputError('url must not have a #fragment.', { field: 'url' });
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (
-      !this.#config.allowPrivateAddresses &&
-      (host === 'localhost' || (isIP(host) && isPrivateAddress(host)))
-    )
+    if (value.includes('#')) throw new InputError('url must not have a #fragment.', { field: 'url' });
+    if (url.port === '0') throw new InputError('url must not name port 0.', { field: 'url' });
+    const host = url.hostname
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
+    if (!this.#config.allowPrivateAddresses && (isLocalName(host) || (isIP(host) && isPrivateAddress(host))))
       throw new InputError(
         'url must be a public address: this server does not call loopback or private networks.',
         {
           field: 'url',
         },
       );
+    // Checked again as it will be stored: the URL's own encoding can make it longer than what was sent.
+    if (url.href.length > URL_LENGTH_MAX)
+      throw new InputError(`url must be at most ${URL_LENGTH_MAX} characters once encoded.`, {
+        field: 'url',
+      });
     return url.href;
   }
 
@@ -273,6 +286,11 @@ export class WebhookEndpoints {
       .execute();
     return secret;
   }
+}
+
+/** Names that are this host by convention (the rest is found when the name is resolved for each delivery). */
+function isLocalName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost') || host === 'localhost.localdomain';
 }
 
 function checkDescription(value: string | null | undefined): string | null {

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { isUuid } from '../domain/uuid.ts';
+import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
 import { TEST_EVENT_TYPE } from './event-types.ts';
 import {
@@ -26,8 +28,20 @@ export interface DeliveryAttempt {
 }
 
 export const DELIVERIES_LIST_MAX = 1000;
+/** Test events one endpoint may have waiting at once. */
+export const TESTS_QUEUED_MAX = 5;
 /** Events one redelivery of a time range sends at most; a longer range is redelivered in parts. */
 export const REDELIVERY_MAX = 10_000;
+/** Deliveries that may wait for one endpoint before a redelivery is refused. */
+export const QUEUED_MAX = 50_000;
+/** Instants PostgreSQL and JavaScript both hold. */
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(9999, 0, 1);
+
+function checkInstant(field: 'from' | 'to', value: Date | undefined): void {
+  if (!value || Number.isNaN(value.getTime()) || value.getTime() < EARLIEST || value.getTime() >= LATEST)
+    throw new InputError(`${field} must be an instant (ISO 8601) between 1970 and 9999.`, { field });
+}
 
 /** The event log's side of webhooks: test events, the delivery log, redelivery. */
 export class WebhookEvents {
@@ -39,20 +53,39 @@ export class WebhookEvents {
     this.#endpoints = endpoints;
   }
 
-  /** A `webhook.test` event to this endpoint alone (whatever types it receives), to check the receiver. */
+  /**
+   * A `webhook.test` event to this endpoint alone (whatever types it receives), to check the receiver. At most
+   * TESTS_QUEUED_MAX wait at once for one endpoint: more is TOO_MANY_REQUESTS, not a growing queue.
+   */
   async sendTest(owner: EndpointOwner, endpointId: string, now: Date): Promise<string> {
     const endpoint = await this.#endpoints.find(owner, endpointId);
+    if (endpoint.status !== 'ENABLED')
+      throw new InputError(`Webhook endpoint ${endpoint.id} is disabled: enable it before testing it.`, {
+        field: 'endpoint',
+      });
     const eventId = randomUUID();
     await withTransaction(this.#db, async (tx) => {
-      // No organization or person: the fan-out sends it nowhere, and it is queued for this endpoint below.
+      // The endpoint's row is held while its waiting tests are counted, so that two requests cannot both pass.
+      await sql`select id from webhook_endpoints where id = ${endpoint.id} for update`.execute(tx);
+      const { rows: waiting } = await sql<{ n: number }>`select count(*)::integer as n from outbox
+        where topic = 'webhook.delivery' and payload->>'endpointId' = ${endpoint.id} and payload->>'test' = 'true'`.execute(
+        tx,
+      );
+      if ((waiting[0]?.n ?? 0) >= TESTS_QUEUED_MAX)
+        throw new AppError('TOO_MANY_REQUESTS', {
+          detail: `${TESTS_QUEUED_MAX} test events already wait for this endpoint; try again once they are delivered.`,
+          headers: { 'retry-after': '10' },
+        });
+      // No organization or person: the fan-out sends it nowhere; it is queued for this endpoint below, as a
+      // subject of its own (tests need no order among themselves).
       const { rows } = await sql<{ seq: string }>`insert into webhook_events
-          (id, type, resource_type, resource_id, occurred_at, data)
-        values (${eventId}::uuid, ${TEST_EVENT_TYPE}, 'webhook_endpoints', ${endpoint.id}::uuid,
+          (id, type, audience, resource_type, resource_id, occurred_at, data)
+        values (${eventId}::uuid, ${TEST_EVENT_TYPE}, 'ORGANIZATION', 'webhook_endpoints', ${endpoint.id}::uuid,
           ${now.toISOString()}::timestamptz, ${JSON.stringify(testData(endpoint))}::jsonb)
         returning seq`.execute(tx);
       await sql`insert into outbox (id, topic, subject_id, payload, created_at, due_at, sequence)
-        values (${randomUUID()}::uuid, 'webhook.delivery', md5(${endpoint.id} || '/' || ${endpoint.id})::uuid,
-          ${JSON.stringify({ eventId, endpointId: endpoint.id })}::jsonb, ${now.toISOString()}::timestamptz,
+        values (${randomUUID()}::uuid, 'webhook.delivery', md5(${endpoint.id} || '/' || ${eventId})::uuid,
+          ${JSON.stringify({ eventId, endpointId: endpoint.id, test: true })}::jsonb, ${now.toISOString()}::timestamptz,
           '-infinity', ${rows[0]?.seq}::bigint)`.execute(tx);
     });
     return eventId;
@@ -64,7 +97,18 @@ export class WebhookEvents {
     filter: { endpointId?: string | undefined; eventId?: string | undefined; limit?: number | undefined },
   ): Promise<DeliveryAttempt[]> {
     if (filter.endpointId !== undefined) await this.#endpoints.find(owner, filter.endpointId);
-    const limit = Math.min(Math.max(1, filter.limit ?? 100), DELIVERIES_LIST_MAX);
+    if (filter.eventId !== undefined && !isUuid(filter.eventId))
+      throw new InputError(
+        `event_id must be an event's id (a UUID), not ${JSON.stringify(filter.eventId)}.`,
+        {
+          field: 'event',
+        },
+      );
+    const limit = filter.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > DELIVERIES_LIST_MAX)
+      throw new InputError(`limit must be a whole number from 1 to ${DELIVERIES_LIST_MAX}.`, {
+        field: 'limit',
+      });
     let query = this.#db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
@@ -106,7 +150,8 @@ export class WebhookEvents {
   /**
    * Sends events again: one event (to every endpoint that receives it, or to one), or every event of a time range
    * to one endpoint, oldest first. Only to endpoints that are enabled and would receive the event today (its client
-   * still sees the organization or person). Answers how many deliveries were queued.
+   * still sees the organization or person). All or nothing: a range of more than REDELIVERY_MAX events queues none
+   * and says where to split it. Answers how many deliveries were queued.
    */
   async redeliver(
     owner: EndpointOwner,
@@ -120,14 +165,15 @@ export class WebhookEvents {
   ): Promise<number> {
     const { eventId, endpointId, from, to } = request;
     if ((eventId === undefined) === (from === undefined && to === undefined))
-      throw new InputError('Redeliver either one event (event) or a time range (from and to), not both.', {
+      throw new InputError('Redeliver either one event (event_id) or a time range (from and to), not both.', {
         field: eventId === undefined ? 'event' : 'from',
       });
     if (eventId === undefined) {
       if (endpointId === undefined)
         throw new InputError('A time range is redelivered to one endpoint: name it.', { field: 'endpoint' });
-      if (!from || !to || Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from >= to)
-        throw new InputError('from and to must be instants (ISO 8601), from before to.', { field: 'from' });
+      checkInstant('from', from);
+      checkInstant('to', to);
+      if (from! >= to!) throw new InputError('from must be before to.', { field: 'from' });
     }
     if (endpointId !== undefined) {
       const endpoint = await this.#endpoints.find(owner, endpointId);
@@ -148,37 +194,59 @@ export class WebhookEvents {
       endpointId === undefined ? sql`true` : sql`r.endpoint_id = ${uuidOrNil(endpointId)}::uuid`;
     const eventCondition =
       eventId === undefined
-        ? sql`e.occurred_at >= ${from?.toISOString()}::timestamptz and e.occurred_at < ${to?.toISOString()}::timestamptz`
+        ? sql`e.occurred_at >= ${from!.toISOString()}::timestamptz and e.occurred_at < ${to!.toISOString()}::timestamptz`
         : sql`e.id = ${uuidOrNil(eventId)}::uuid`;
-    const { rows } = await sql<{ queued: string; over: boolean }>`with chosen as (
-        select e.id as event_id, r.endpoint_id, e.resource_id, e.seq from webhook_events e
+    return withTransaction(this.#db, async (tx) => {
+      const { rows: chosen } = await sql<{
+        event_id: string;
+        endpoint_id: string;
+        resource_id: string;
+        seq: string;
+        occurred_at: Date;
+      }>`select e.id as event_id, r.endpoint_id, e.resource_id, e.seq, e.occurred_at from webhook_events e
           join (select event_id, endpoint_id from webhook_recipients
             -- A test event goes to the endpoint it was sent to, while that is enabled.
             union all select test.id, test.resource_id from webhook_events test
               join webhook_endpoints ep on ep.id = test.resource_id and ep.status = 'ENABLED'
             where test.type = ${TEST_EVENT_TYPE}) r on r.event_id = e.id
         where ${eventCondition} and ${endpointCondition} and ${clientCondition}
-        order by e.seq limit ${REDELIVERY_MAX + 1}),
-      queued as (insert into outbox (id, topic, subject_id, payload, created_at, due_at, sequence)
+        order by e.seq limit ${REDELIVERY_MAX + 1}`.execute(tx);
+      if (chosen.length > REDELIVERY_MAX)
+        throw new InputError(
+          `The range holds more than ${REDELIVERY_MAX} events, and none was queued: redeliver from ${from!.toISOString()} to ${new Date(chosen[REDELIVERY_MAX]!.occurred_at).toISOString()}, then from there on.`,
+          { field: 'to' },
+        );
+      if (chosen.length === 0) {
+        if (eventId !== undefined)
+          throw new InputError(
+            `Event ${eventId} does not exist (events are kept for EWA_WEBHOOK_RETENTION_DAYS), or no enabled endpoint of this caller receives it.`,
+            { field: 'event' },
+          );
+        return 0;
+      }
+      const endpointIds = [...new Set(chosen.map((c) => c.endpoint_id))];
+      // The endpoints' rows are held while what waits for them is counted: no queue grows past its bound.
+      await sql`select id from webhook_endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(
+        tx,
+      );
+      const { rows: waiting } = await sql<{ n: number }>`select count(*)::integer as n from outbox
+        where topic = 'webhook.delivery' and payload->>'endpointId' = any(${endpointIds}::text[])`.execute(
+        tx,
+      );
+      if ((waiting[0]?.n ?? 0) + chosen.length > QUEUED_MAX)
+        throw new InputError(
+          `More than ${QUEUED_MAX} deliveries would wait for this endpoint; none was queued. Try again once it has caught up.`,
+          { field: endpointId === undefined ? 'event' : 'endpoint' },
+        );
+      await sql`insert into outbox (id, topic, subject_id, payload, created_at, due_at, sequence)
         select gen_random_uuid(), 'webhook.delivery', md5(c.endpoint_id::text || '/' || c.resource_id::text)::uuid,
           jsonb_build_object('eventId', c.event_id, 'endpointId', c.endpoint_id),
           ${now.toISOString()}::timestamptz, '-infinity', c.seq
-        from (select * from chosen order by seq limit ${REDELIVERY_MAX}) c returning 1)
-      select (select count(*) from queued) as queued, (select count(*) from chosen) > ${REDELIVERY_MAX} as over`.execute(
-      this.#db,
-    );
-    const queued = Number(rows[0]?.queued ?? 0);
-    if (rows[0]?.over)
-      throw new InputError(
-        `The range holds more than ${REDELIVERY_MAX} events; the first ${queued} were queued. Redeliver the rest from a later 'from'.`,
-        { field: 'to' },
-      );
-    if (queued === 0 && eventId !== undefined)
-      throw new InputError(
-        `Event ${eventId} does not exist (events are kept for EWA_WEBHOOK_RETENTION_DAYS), or no enabled endpoint of this caller receives it.`,
-        { field: 'event' },
-      );
-    return queued;
+        from unnest(${chosen.map((c) => c.event_id)}::uuid[], ${chosen.map((c) => c.endpoint_id)}::uuid[],
+          ${chosen.map((c) => c.resource_id)}::uuid[], ${chosen.map((c) => c.seq)}::bigint[])
+          as c(event_id, endpoint_id, resource_id, seq)`.execute(tx);
+      return chosen.length;
+    });
   }
 
   /** Events and delivery log older than the retention, at most `limit` a call (the scheduled purge repeats it). */

@@ -6,7 +6,7 @@ import { withTransaction } from '../../src/db/transaction.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, linkedClientToken, restClient } from '../helpers/factories.ts';
 import { advanceBody, createPaidWorker, type PaidWorker, postTransfer } from '../helpers/money.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
+import { clientToken, createTestClient, userToken } from '../helpers/tokens.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
 
 const HOUR = 3_600_000;
@@ -35,6 +35,8 @@ async function partnerWorld(
   assert.match(endpoint.attributes.secret, /^whsec_/);
   receiver.secrets.push(endpoint.attributes.secret);
   const worker = await createPaidWorker(app, { organizationId, earnedMinor: 40_000, now: FIXED_NOW });
+  // The worker signs in to the partner's app: what only their own token reads may now reach the partner.
+  await userToken(app, worker.personId, ['user:read'], client.clientId);
   // What setting the worker up caused (the earnings credit among them) is sent first, and forgotten.
   await app.webhooks.dispatcher.dispatchDue(FIXED_NOW);
   receiver.received.length = 0;
@@ -53,7 +55,8 @@ const dispatch = (app: TestApp, at: Date) => app.webhooks.dispatcher.dispatchDue
 const clock = { at: FIXED_NOW };
 const appAtFixedNow = (t: Parameters<typeof buildTestApp>[0], env: Record<string, string> = {}) => {
   clock.at = FIXED_NOW;
-  return buildTestApp(t, env, { now: () => clock.at });
+  // The receivers are on this host: allowed here as in a sandbox on a laptop.
+  return buildTestApp(t, { EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', ...env }, { now: () => clock.at });
 };
 
 test('a transfer is delivered signed (Standard Webhooks), as GET shows it then, created then settled', async (t) => {
@@ -496,4 +499,92 @@ test('events past their retention are purged with their delivery log, unless a d
   ).json();
   assert.deepEqual(log.data, []);
   assert.ok(id);
+});
+
+test('what only the worker’s own token reads goes only to a client the worker signed in to', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker, organizationId } = await partnerWorld(t, app, null);
+  // Another partner linked to the same employer, which the worker never signed in to.
+  const { token } = await linkedClientToken(app, [organizationId], ['client:admin']);
+  const other = await startReceiver(t);
+  const created = await restClient(app, token).post('/rest/webhook_endpoints', {
+    data: { type: 'webhook_endpoints', attributes: { url: other.url } },
+  });
+  other.secrets.push(created.json().data.attributes.secret);
+  const id = await advance(app, worker);
+  const patched = await worker.api.patch(`/rest/jobs/${worker.jobId}`, {
+    data: { type: 'jobs', id: worker.jobId, attributes: { activation_status: 'DEACTIVATED' } },
+  });
+  assert.equal(patched.statusCode, 200, patched.body);
+  await dispatch(app, FIXED_NOW);
+  const types = (received: { payload: { type: string } }[]) =>
+    [...new Set(received.map((r) => r.payload.type))].sort();
+  assert.deepEqual(types(receiver.received), ['earnings_balance.updated', 'job.updated', 'transfer.created']);
+  // Its client token reads the job and the earnings balance; transfers only a worker's token reads.
+  assert.deepEqual(types(other.received), ['earnings_balance.updated', 'job.updated']);
+  assert.ok(!other.received.some((r) => r.payload.data.id === id));
+});
+
+test('limits: two secrets sign at most, tests wait five at a time, bad filters and instants are 400s', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker, partner, endpoint } = await partnerWorld(t, app);
+  for (let rotation = 0; rotation < 4; rotation++) {
+    const rotated = await partner.post(`/rest/webhook_endpoints/${endpoint.id}/rotate_secret`, {});
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    receiver.secrets.push(rotated.json().data.attributes.secret);
+  }
+  await advance(app, worker);
+  await dispatch(app, FIXED_NOW);
+  const [delivery] = receiver.received;
+  assert.equal(String(delivery!.headers['webhook-signature']).split(' ').length, 2);
+  for (const secret of receiver.secrets.slice(-2))
+    new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>);
+
+  const tests = [];
+  for (let i = 0; i < 6; i++)
+    tests.push(await partner.post(`/rest/webhook_endpoints/${endpoint.id}/test`, {}));
+  assert.deepEqual(
+    tests.map((r) => r.statusCode),
+    [202, 202, 202, 202, 202, 429],
+  );
+  assert.equal(tests[5]!.json().errors[0].code, 'TOO_MANY_REQUESTS');
+
+  for (const [query, parameter] of [
+    ['event_id=not-a-uuid', 'event_id'],
+    ['limit=0', 'limit'],
+    ['limit=5000', 'limit'],
+  ]) {
+    const response = await partner.get(`/rest/webhook_endpoints/${endpoint.id}/deliveries?${query}`);
+    assert.equal(response.statusCode, 400, `${query}: ${response.body}`);
+    assert.equal(response.json().errors[0].source.parameter, parameter);
+  }
+  for (const attributes of [
+    { from: '0000-01-01T00:00:00Z', to: FIXED_NOW.toISOString() },
+    { from: FIXED_NOW.toISOString(), to: '9999-12-31T23:59:59-14:00' },
+    { from: later(HOUR).toISOString(), to: FIXED_NOW.toISOString() },
+  ]) {
+    const response = await partner.post(`/rest/webhook_endpoints/${endpoint.id}/redeliveries`, {
+      data: { type: 'webhook_redeliveries', attributes },
+    });
+    assert.equal(response.statusCode, 400, response.body);
+    assert.match(response.json().errors[0].source.pointer, /^\/data\/attributes\/(from|to)$/);
+  }
+  for (const url of [`http://a.example/${'é'.repeat(1000)}`, 'http://a.example/#', 'http://a.example:0/']) {
+    const response = await partner.patch(`/rest/webhook_endpoints/${endpoint.id}`, {
+      data: { type: 'webhook_endpoints', id: endpoint.id, attributes: { url } },
+    });
+    assert.equal(response.statusCode, 400, `${url.slice(0, 40)}: ${response.body}`);
+  }
+
+  // Disabled, it is not tested; deleted, what waited for it is dropped.
+  await partner.patch(`/rest/webhook_endpoints/${endpoint.id}`, {
+    data: { type: 'webhook_endpoints', id: endpoint.id, attributes: { status: 'DISABLED' } },
+  });
+  const refused = await partner.post(`/rest/webhook_endpoints/${endpoint.id}/test`, {});
+  assert.equal(refused.statusCode, 400);
+  assert.equal(refused.json().errors[0].source.parameter, 'endpoint_id');
+  assert.equal((await partner.delete(`/rest/webhook_endpoints/${endpoint.id}`)).statusCode, 204);
+  const { rows } = await sql<{ n: number }>`select count(*)::integer as n from outbox
+    where payload->>'endpointId' = ${endpoint.id}`.execute(app.database.db);
+  assert.equal(rows[0]!.n, 0);
 });

@@ -109,6 +109,8 @@ test('the example partner app: sign in, balance and paychecks, a card, a bank ac
     redirectUris: [`${appUrl}/callback`],
     scopes: ['openid', 'offline_access', 'user:read', 'user:read_write'],
     organizationIds: Object.values(DEMO.organizations).map((organization) => organization.id),
+    // One of the demo partner's apps, as demo-partner-mobile is: its users' transfers reach the partner's endpoint.
+    partner: DEMO.clients.public.partner,
   });
   const partnerApp = await startPartnerApp(t, {
     PORT: String(appPort),

@@ -10,10 +10,13 @@ import { createOrganization, linkedClientToken, restClient } from '../helpers/fa
 import { createPaidWorker } from '../helpers/money.ts';
 import { type CrashWorld, type DatabaseKind, openCrashWorld } from '../helpers/outbox-crash-world.ts';
 import { onPostgres } from '../helpers/test-database.ts';
+import { userToken } from '../helpers/tokens.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
 
 const CHILD = join(import.meta.dirname, '..', 'helpers', 'webhook-crash-child.ts');
 const SILENT = { warn: () => {}, error: () => {} };
+/** The receiver is on this host, as a sandbox on a laptop allows. */
+const LOCAL_RECEIVERS = { EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' };
 
 /** Runs the child in a mode; resolves with how it ended and what it printed. `started` sees it running. */
 function runChild(
@@ -23,7 +26,7 @@ function runChild(
   started?: (kill: () => void) => void,
 ) {
   const child = spawn(process.execPath, [CHILD, mode, JSON.stringify(input)], {
-    env: { PATH: process.env.PATH ?? '', ...world.env },
+    env: { PATH: process.env.PATH ?? '', ...world.env, ...LOCAL_RECEIVERS },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -51,15 +54,12 @@ for (const kind of ['PGlite', 'PostgreSQL'] as DatabaseKind[]) {
     const receiver = await startReceiver(t);
     // A worker, and a partner's endpoint for transfers; what the setup caused is delivered and forgotten.
     const setup = await world.withDatabase(async (database) => {
-      const app = await buildTestAppOn(
-        t,
-        { ...database, env: world.databaseEnv },
-        {},
-        { now: () => FIXED_NOW },
-      );
+      const app = await buildTestAppOn(t, { ...database, env: world.databaseEnv }, LOCAL_RECEIVERS, {
+        now: () => FIXED_NOW,
+      });
       try {
         const organizationId = await createOrganization(app);
-        const { token } = await linkedClientToken(app, [organizationId], ['client:admin']);
+        const { client, token } = await linkedClientToken(app, [organizationId], ['client:admin']);
         const created = await restClient(app, token).post('/rest/webhook_endpoints', {
           data: {
             type: 'webhook_endpoints',
@@ -69,6 +69,8 @@ for (const kind of ['PGlite', 'PostgreSQL'] as DatabaseKind[]) {
         assert.equal(created.statusCode, 201, created.body);
         receiver.secrets.push(created.json().data.attributes.secret);
         const worker = await createPaidWorker(app, { organizationId, earnedMinor: 40_000, now: FIXED_NOW });
+        // The worker signed in to the partner: their transfers' events may reach it.
+        await userToken(app, worker.personId, ['user:read'], client.clientId);
         await app.webhooks.dispatcher.dispatchDue(FIXED_NOW);
         return worker;
       } finally {
@@ -110,7 +112,7 @@ for (const kind of ['PGlite', 'PostgreSQL'] as DatabaseKind[]) {
 
     // 3. Once its lease has passed, a process that lives sends it again: at least once, with the same webhook-id.
     await world.withDatabase(async (database) => {
-      const config = loadConfig(world.env);
+      const config = loadConfig({ ...world.env, ...LOCAL_RECEIVERS });
       const webhooks = createWebhooks(database.db, config, { now: () => FIXED_NOW, logger: SILENT });
       const early = await webhooks.dispatcher.dispatchDue(new Date(FIXED_NOW.getTime() + 1000));
       assert.equal(early.sent, 0, 'not before the lease has passed');

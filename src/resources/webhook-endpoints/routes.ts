@@ -112,9 +112,12 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
     },
   });
   /** Service errors as the API's: a field's InputError points at it; an endpoint not the caller's is a 404. */
-  const answering = async <T>(work: () => Promise<T>): Promise<T> => {
+  const answering = async <T>(
+    work: () => Promise<T>,
+    sourceOf: (field: string | undefined) => ErrorSource = sourceOfField,
+  ): Promise<T> => {
     try {
-      return await pointingAt(sourceOfField, work);
+      return await pointingAt(sourceOf, work);
     } catch (error) {
       if (error instanceof EndpointNotFound)
         throw new AppError('RECORD_NOT_FOUND', { detail: error.message });
@@ -306,7 +309,7 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
         description: 'Answers 202 with the event id; the delivery log shows how the receiver answered.',
         security: security.openApi,
         params: Params,
-        response: { 202: QueuedAnswer, ...errorResponses(401, 403, 404, 406, 500) },
+        response: { 202: QueuedAnswer, ...errorResponses(400, 401, 403, 404, 406, 429, 500) },
       },
     },
     async (request, reply) => {
@@ -345,11 +348,15 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
     },
     async (request) => {
       const query = request.query as { limit?: string; event_id?: string };
-      const attempts = await answering(() =>
-        webhooks.events.deliveries(ownerOf(request), {
-          endpointId: idOf(request),
-          eventId: query.event_id,
-          limit: query.limit === undefined ? undefined : Number(query.limit),
+      const attempts = await answering(
+        () =>
+          webhooks.events.deliveries(ownerOf(request), {
+            endpointId: idOf(request),
+            eventId: query.event_id,
+            limit: query.limit === undefined ? undefined : Number(query.limit),
+          }),
+        (field) => ({
+          parameter: field === 'event' ? 'event_id' : field === 'endpoint' ? 'endpoint_id' : 'limit',
         }),
       );
       return { data: attempts.map(deliveryWire) };
