@@ -5,6 +5,7 @@ import { adminRoutes } from './admin/routes.ts';
 import { OPERATOR } from './admin/schemas.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { serverJobs } from './jobs/server-jobs.ts';
 import { createMoneyCore, type MoneyCore } from './money/money-core.ts';
 import { authApp, authConnectionAnswer, authFrameworkErrors, authNotFound } from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
@@ -33,6 +34,8 @@ import { paycheckRoutes } from './resources/paychecks/routes.ts';
 import { peopleRoutes } from './resources/people/routes.ts';
 import { transferRoutes } from './resources/transfers/routes.ts';
 import { webhookEndpointRoutes } from './resources/webhook-endpoints/routes.ts';
+import { SandboxClock } from './sandbox/sandbox-clock.ts';
+import { SandboxControls } from './sandbox/sandbox-controls.ts';
 import { CardTokenKeys } from './tokenization/card-token.ts';
 import { CardTokenizer } from './tokenization/card-tokenizer.ts';
 import { CorsPolicy } from './tokenization/cors-policy.ts';
@@ -57,6 +60,8 @@ export interface ServerDeps {
 export interface Servers {
   /** The money services the scheduled work shares with the API. */
   money: MoneyCore;
+  /** The sandbox's clock and reset (refusing in production); `sandbox.now` is the money work's clock. */
+  sandbox: SandboxControls;
   /** Webhook endpoints, the event log and the dispatcher that delivers events. */
   webhooks: Webhooks;
   api: FastifyInstance;
@@ -113,11 +118,26 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     ...fastifyOptions(config, deps, 'api'),
     ...edgeErrorOptions({ mediaType: JSON_API_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
-  const money = createMoneyCore(db, config, { rail: deps.rail, logger: api.log, now });
-  const webhooks = createWebhooks(db, config, { logger: api.log, now });
+  // The money work's clock: in UAT the sandbox's (real time plus the offset `ewa sandbox advance` moves, re-read
+  // every second); tokens, sign-in and card tokens keep real time, so nothing expires because the sandbox moved.
+  const sandboxClock = config.env === 'uat' ? await SandboxClock.open(db, now) : undefined;
+  const moneyNow = sandboxClock?.now ?? now;
+  const money = createMoneyCore(db, config, { rail: deps.rail, logger: api.log, now: moneyNow });
+  const sandbox = new SandboxControls({
+    db,
+    config,
+    clock: sandboxClock,
+    jobs: serverJobs(money, config),
+    soleProcess: deps.database.kind === 'pglite',
+    realNow: now,
+  });
+  sandboxClock?.startRefreshing();
+  // Webhooks count their retry window on the money work's clock: the events they carry are stamped with it.
+  const webhooks = createWebhooks(db, config, { logger: api.log, now: moneyNow });
   api.addHook('onClose', async () => {
     await Promise.all([money.outbox.stop(), webhooks.dispatcher.stop()]);
     revocations.stop();
+    sandboxClock?.stop();
   });
   await api.register(accessLogPlugin);
   await api.register(securityHeadersPlugin, { config, listener: 'api' });
@@ -132,7 +152,13 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(errorsPagePlugin);
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
   await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });
-  await api.register(adminRoutes, { db, baseUrl: config.api.publicUrl, now, earnings: money.earnings });
+  await api.register(adminRoutes, {
+    db,
+    baseUrl: config.api.publicUrl,
+    now: moneyNow,
+    earnings: money.earnings,
+    sandbox,
+  });
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(paycheckRoutes, { db, baseUrl: config.api.publicUrl });
@@ -140,7 +166,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(transferRoutes, {
     db,
     baseUrl: config.api.publicUrl,
-    now,
+    now: moneyNow,
     transfers: money.transfers,
     afterWrite: () => money.outbox.nudge(),
     idempotency: {
@@ -194,5 +220,5 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
-  return { money, webhooks, api, auth, payments };
+  return { money, webhooks, sandbox, api, auth, payments };
 }

@@ -2,21 +2,24 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../db/database.ts';
 import type { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { utf8Body } from '../platform/utf8-body.ts';
+import type { SandboxControls } from '../sandbox/sandbox-controls.ts';
 import { adminEarningsRoutes } from './earnings-routes.ts';
 import { adminJobRoutes } from './job-routes.ts';
 import { adminOrganizationRoutes } from './organization-routes.ts';
+import { adminSandboxRoutes } from './sandbox-routes.ts';
 
 /**
- * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import`, `ewa jobs` and
- * `ewa earnings import` do, for a client token with admin:operator. It speaks JSON:API like /rest; only the roster
- * and earnings uploads read text/csv, whose parser lives in this plugin alone and is bounded by the server's body
- * limit.
+ * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import`, `ewa jobs`,
+ * `ewa earnings import` and `ewa sandbox` do, for a client token with admin:operator. It speaks JSON:API like /rest;
+ * only the roster and earnings uploads read text/csv, whose parser lives in this plugin alone and is bounded by the
+ * server's body limit.
  */
 export const adminRoutes: FastifyPluginAsync<{
   db: Db;
   baseUrl: string;
   now: () => Date;
   earnings: EarningsRecorder;
+  sandbox: SandboxControls;
 }> = async (app, options) => {
   // Read as UTF-8 or refused (400; another charset is 415), never with bytes silently replaced.
   app.addContentTypeParser(
@@ -27,4 +30,5 @@ export const adminRoutes: FastifyPluginAsync<{
   await app.register(adminOrganizationRoutes, options);
   await app.register(adminJobRoutes, options);
   await app.register(adminEarningsRoutes, options);
+  await app.register(adminSandboxRoutes, options);
 };

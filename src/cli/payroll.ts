@@ -30,6 +30,7 @@ function add(a: SettlementReport, b: SettlementReport): SettlementReport {
     settled: a.settled + b.settled,
     failed: a.failed + b.failed,
     deposited: a.deposited + b.deposited,
+    returned: a.returned + b.returned,
   };
 }
 
@@ -38,6 +39,7 @@ function settlementLines(report: SettlementReport): string[] {
     `  settled    ${report.settled}  advances delivered`,
     `  failed     ${report.failed}  advances the rail refused (amount and fee back in the earnings balance)`,
     `  deposited  ${report.deposited}  paychecks arrived`,
+    `  returned   ${report.returned}  settled advances that came back (amount back in the earnings balance, or owed)`,
   ];
 }
 
@@ -205,5 +207,10 @@ async function settleWithFiles(core: MoneyCore, now: Date): Promise<SettlementRe
 
 /** The settlement figures of a settle: what the rail resolved (the instructions sent before it are not counted). */
 function settlementOf(report: SettlementReport): SettlementReport {
-  return { settled: report.settled, failed: report.failed, deposited: report.deposited };
+  return {
+    settled: report.settled,
+    failed: report.failed,
+    deposited: report.deposited,
+    returned: report.returned,
+  };
 }

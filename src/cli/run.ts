@@ -13,6 +13,7 @@ import { migrateCommand } from './migrate.ts';
 import { organizationCommands } from './orgs.ts';
 import { payrollCommands } from './payroll.ts';
 import { peopleCommands } from './people.ts';
+import { sandboxCommands } from './sandbox.ts';
 import { seedCommand } from './seed.ts';
 import { serveCommand } from './serve.ts';
 import { tokensIssueCommand } from './tokens.ts';
@@ -28,6 +29,7 @@ export const COMMANDS: readonly Command[] = [
   ...jobCommands,
   ...earningsCommands,
   ...payrollCommands,
+  ...sandboxCommands,
   ...webhookCommands,
   keysRotateCommand,
   tokensIssueCommand,

@@ -1,6 +1,6 @@
-import { moneyJobs } from '../jobs/money-jobs.ts';
 import { Scheduler } from '../jobs/scheduler.ts';
-import { demoHistoryJob, describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
+import { serverJobs } from '../jobs/server-jobs.ts';
+import { describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
 import { buildServer } from '../server.ts';
 import { webhookJobs } from '../webhooks/webhook-jobs.ts';
 import { type Command, writeLine } from './command.ts';
@@ -28,15 +28,16 @@ export const serveCommand: Command = {
     const servers = await buildServer(config, { database });
     const apps = [servers.api, servers.auth, servers.payments];
     // Every process may run the scheduler: scheduled_runs makes each run happen once across all of them.
+    // In UAT on the sandbox's time, re-read before each tick (`ewa sandbox advance` runs the same money jobs).
     const scheduler = new Scheduler({
       db: database.db,
-      now: () => new Date(),
+      now: servers.sandbox.now,
+      beforeTick: () => servers.sandbox.refresh(),
       logger: servers.api.log,
       tickMs: config.money.schedulerTickMs,
     });
-    for (const job of moneyJobs(servers.money, config)) scheduler.register(job);
+    for (const job of serverJobs(servers.money, config)) scheduler.register(job);
     for (const job of webhookJobs(servers.webhooks, config)) scheduler.register(job);
-    if (config.seedDemoData) scheduler.register(demoHistoryJob(database.db, config));
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;

@@ -23,6 +23,11 @@ export interface SchedulerOptions {
   now: () => Date;
   logger: SchedulerLogger;
   tickMs: number;
+  /**
+   * Runs before each tick's jobs: the sandbox clock re-reads its offset there, so that a tick never acts on a time
+   * that a sandbox reset in another process has taken back. A failure is logged and the tick goes on.
+   */
+  beforeTick?: () => Promise<void>;
 }
 
 /** A run this process claimed during a tick, and how it ended. */
@@ -45,6 +50,7 @@ export class Scheduler {
   readonly #now: () => Date;
   readonly #logger: SchedulerLogger;
   readonly #tickMs: number;
+  readonly #beforeTick: (() => Promise<void>) | undefined;
   readonly #jobs = new Map<string, ScheduledJob>();
   readonly #abort = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -60,6 +66,7 @@ export class Scheduler {
     this.#now = options.now;
     this.#logger = options.logger;
     this.#tickMs = options.tickMs;
+    this.#beforeTick = options.beforeTick;
   }
 
   register(job: ScheduledJob): this {
@@ -104,6 +111,11 @@ export class Scheduler {
 
   async #tick(): Promise<ScheduledRunReport[]> {
     const reports: ScheduledRunReport[] = [];
+    try {
+      await this.#beforeTick?.();
+    } catch (error) {
+      this.#logger.error({ err: error }, 'scheduler could not prepare its tick');
+    }
     for (const job of this.#jobs.values()) {
       if (this.#abort.signal.aborted) break;
       const report = await this.#runIfDue(job);

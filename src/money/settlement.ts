@@ -17,11 +17,14 @@ import {
 } from '../ledger/movements.ts';
 import { type Movement, postMovements } from '../ledger/posting.ts';
 import type { PaymentRail, PendingPayment, RailOutcome } from '../rails/payment-rail.ts';
+import { returnableAdvances } from './sandbox-returns.ts';
 
 export interface SettlementReport {
   settled: number;
   failed: number;
   deposited: number;
+  /** Settled advances that came back (the sandbox's return amounts; ACH returns are counted with their files). */
+  returned: number;
 }
 
 /** What the books learned from a rail about one advance. */
@@ -37,7 +40,8 @@ export interface AdvanceOutcome {
  * entries, and the paychecks that funded them get their share back); paychecks IN_TRANSIT become DEPOSITED, or their
  * payout comes back (owed to the worker again). The rail is asked outside any transaction; what it answers is
  * applied in batches, each its own transaction under the people's locks, and each payment resolves once however
- * many processes run this at once and however often the rail repeats itself.
+ * many processes run this at once and however often the rail repeats itself. Last, a rail that returns settled
+ * advances (the sandbox) is asked about them, and their returns are applied as ACH returns are.
  */
 export async function settleDue(
   db: Db,
@@ -46,7 +50,7 @@ export async function settleDue(
   now: Date,
   batchSize = 200,
 ): Promise<SettlementReport> {
-  const report: SettlementReport = { settled: 0, failed: 0, deposited: 0 };
+  const report: SettlementReport = { settled: 0, failed: 0, deposited: 0, returned: 0 };
   const at = now.toISOString();
   // Keyset pages by id over the partial indexes of what is pending (settle_after is read from the rows, so that
   // recording an acceptance updates a row in place).
@@ -115,7 +119,29 @@ export async function settleDue(
     const last = rows.at(-1)!;
     afterId = last.id;
   }
+  if (rail.returns) report.returned = await applyReturns(db, ledger, rail.returns.bind(rail), now, batchSize);
   return report;
+}
+
+/** Asks the rail about the settled advances it may return, and applies its returns as ACH returns are applied. */
+async function applyReturns(
+  db: Db,
+  ledger: SystemLedger,
+  returns: NonNullable<PaymentRail['returns']>,
+  now: Date,
+  batchSize: number,
+): Promise<number> {
+  let returned = 0;
+  let afterId = FIRST_ID;
+  for (;;) {
+    const settled = await returnableAdvances(db, afterId, batchSize);
+    if (settled.length === 0) break;
+    const outcomes = await returns(settled, now);
+    if (outcomes.length > 0)
+      returned += (await withTransaction(db, (tx) => resolveAdvances(tx, ledger, outcomes, now))).returned;
+    afterId = settled.at(-1)!.reference;
+  }
+  return returned;
 }
 
 /** Before every key of a keyset page. */

@@ -51,8 +51,8 @@ export interface PendingPayment {
 
 /**
  * What happened to a payment. FAILED: it never reached the destination. RETURNED: it came back from the receiving
- * bank (an ACH return), before or after the books counted it settled; returns reach the money core from the rail
- * adapter that reads them (ach-rail.ts), `outcomes` answers SETTLED or FAILED. `reason` is the rail's code (R01,
+ * bank (an ACH return), before or after the books counted it settled; ACH returns reach the money core from the rail
+ * adapter that reads them (ach-rail.ts), the sandbox's from `returns`; `outcomes` answers SETTLED or FAILED. `reason` is the rail's code (R01,
  * DESTINATION_REJECTED, …).
  */
 export type RailOutcome =
@@ -81,4 +81,9 @@ export interface PaymentRail {
   submit(instruction: RailInstruction): Promise<RailAcceptance>;
   /** The outcomes known by `now` of the payments given (those without one are left out). */
   outcomes(pending: readonly PendingPayment[], now: Date): Promise<RailOutcome[]>;
+  /**
+   * The returns known by `now` of advances the books count settled, for a rail that reports them this way (the
+   * sandbox's return amounts; ACH returns come in files instead). `expectedSettleAt` is when each settled.
+   */
+  returns?(settled: readonly PendingPayment[], now: Date): Promise<RailOutcome[]>;
 }

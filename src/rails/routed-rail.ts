@@ -18,5 +18,12 @@ export function routeByDestination(bank: PaymentRail, card: PaymentRail): Paymen
       ]);
       return [...fromBank, ...fromCard];
     },
+    async returns(settled, now): Promise<RailOutcome[]> {
+      const [fromBank, fromCard] = await Promise.all([
+        bank.returns?.(settled, now) ?? [],
+        card.returns?.(settled, now) ?? [],
+      ]);
+      return [...fromBank, ...fromCard];
+    },
   };
 }

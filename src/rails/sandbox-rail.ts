@@ -1,6 +1,6 @@
 /**
- * A payment rail that moves no money: it settles on a realistic schedule and fails on a few magic amounts, so
- * partners can exercise every transfer state in the sandbox.
+ * A payment rail that moves no money: it settles on a realistic schedule, fails on a few magic amounts and returns
+ * one after settling it, so partners can exercise every transfer state in the sandbox.
  */
 import { localDateOf, localInstant } from '../domain/calendar.ts';
 import { nextBusinessDay } from './business-days.ts';
@@ -16,6 +16,15 @@ export const SANDBOX_FAILURE_AMOUNTS: ReadonlyMap<number, string> = new Map([
   [4040, 'DESTINATION_NOT_FOUND'], // $40.40
 ]);
 
+/**
+ * Advance amounts that the sandbox settles and then returns, as a receiving bank returns an ACH credit, with the
+ * return code: the advance is SETTLED first and FAILED with that code the next business day. The partial index of
+ * migration 0014 (transfers_sandbox_return_idx) names these amounts, so that finding the settled ones costs nothing.
+ */
+export const SANDBOX_RETURN_AMOUNTS: ReadonlyMap<number, string> = new Map([
+  [505, 'R03'], // $5.05: no account / unable to locate account
+]);
+
 const SETTLEMENT_TIME = '09:00';
 
 export interface SandboxRailOptions {
@@ -26,6 +35,8 @@ export interface SandboxRailOptions {
 /** The sandbox rail; `settleAt` tells when it delivers an instruction (the demo history plans with it). */
 export interface SandboxRail extends PaymentRail {
   settleAt(instruction: Pick<RailInstruction, 'purpose' | 'schedule' | 'submittedAt' | 'notBefore'>): Date;
+  /** When a settled advance of a return amount comes back: 09:00 the business day after it settled. */
+  returnAt(settledAt: Date): Date;
 }
 
 export function createSandboxRail(options: SandboxRailOptions = {}): SandboxRail {
@@ -50,9 +61,14 @@ export function createSandboxRail(options: SandboxRailOptions = {}): SandboxRail
     return notBefore && notBefore > settleAfter ? notBefore : settleAfter;
   }
 
+  function returnAt(settledAt: Date): Date {
+    return localInstant(nextBusinessDay(localDateOf(settledAt, timeZone)), SETTLEMENT_TIME, timeZone);
+  }
+
   return {
     name: 'sandbox',
     settleAt,
+    returnAt,
     async submit(instruction: RailInstruction): Promise<RailAcceptance> {
       assertWellFormed(instruction);
       return { railReference: `sandbox-${instruction.reference}`, expectedSettleAt: settleAt(instruction) };
@@ -69,6 +85,18 @@ export function createSandboxRail(options: SandboxRailOptions = {}): SandboxRail
             ? { reference: payment.reference, status: 'FAILED', reason }
             : { reference: payment.reference, status: 'SETTLED' };
         });
+    },
+    async returns(settled, now): Promise<RailOutcome[]> {
+      return settled.flatMap((payment): RailOutcome[] => {
+        const reason =
+          payment.purpose === 'ADVANCE'
+            ? SANDBOX_RETURN_AMOUNTS.get(payment.requestedAmountMinor)
+            : undefined;
+        if (!reason || !payment.railReference.startsWith('sandbox-')) return [];
+        return returnAt(payment.expectedSettleAt) <= now
+          ? [{ reference: payment.reference, status: 'RETURNED', reason }]
+          : [];
+      });
     },
   };
 }

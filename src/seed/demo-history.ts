@@ -26,6 +26,24 @@ export interface DemoWorker {
   advanceIds: { settled: string; failed: string; pending: string };
 }
 
+/** A demo worker's next-day advance from their earnings balance to their checking account. */
+export function demoAdvanceRequest(
+  worker: Pick<DemoWorker, 'personId' | 'balanceAccountId' | 'depositoryId'>,
+  id: string,
+  amountMinor: number,
+): TransferRequest {
+  return {
+    id,
+    amountMinor,
+    currency: 'USD',
+    schedule: 'NEXT_BUSINESS_DAY',
+    preview: false,
+    originId: worker.balanceAccountId,
+    destinationId: worker.depositoryId,
+    personId: worker.personId,
+  };
+}
+
 const HOUR_MS = 3_600_000;
 /** A demo shift: its hours, and the pay of a shift is the hourly rate times these. */
 export const DEMO_SHIFT_HOURS = 8;
@@ -214,16 +232,10 @@ async function advance(
     .where('id', '=', id)
     .executeTakeFirst();
   if (made) return settleAt(new Date(made.submitted_at));
-  const request: TransferRequest = {
-    id,
-    amountMinor,
-    currency: 'USD',
-    schedule: 'NEXT_BUSINESS_DAY',
-    preview: false,
-    originId: worker.balanceAccountId,
-    destinationId: worker.depositoryId,
-    personId: worker.personId,
-  };
-  const { transfer } = await core.transfers.create(worker.personId, request, submittedAt);
+  const { transfer } = await core.transfers.create(
+    worker.personId,
+    demoAdvanceRequest(worker, id, amountMinor),
+    submittedAt,
+  );
   return settleAt(transfer.submittedAt);
 }

@@ -116,7 +116,8 @@ export const DEMO = {
   },
 } as const;
 
-const DEMO_SETTING = 'demo_data_seeded_at';
+/** The app_settings row that claims the demo data, with the instant it was seeded. */
+export const DEMO_SETTING = 'demo_data_seeded_at';
 const DEMO_CALENDAR: PayCalendar = {
   frequency: 'BIWEEKLY',
   anchor: '2026-01-05',
@@ -188,17 +189,23 @@ export async function seedDemoDataOnce(
 
 /** Writes the demo organizations, people, jobs, accounts and clients with the claim, unless claimed already. */
 export async function claimDemoData(db: Db, now: Date, config: Config): Promise<boolean> {
-  return withTransaction(db, async (tx) => {
-    const claim = await tx
-      .insertInto('app_settings')
-      .values({ key: DEMO_SETTING, value: JSON.stringify(now.toISOString()) })
-      .onConflict((conflict) => conflict.column('key').doNothing())
-      .returning('key')
-      .executeTakeFirst();
-    if (!claim) return false;
-    await insertDemoData(tx, config, now);
-    return true;
-  });
+  return withTransaction(db, (tx) => claimDemoDataIn(tx, now, config));
+}
+
+/**
+ * The same in the caller's transaction (a sandbox reset claims the demo data again in the one that emptied it). Demo
+ * clients that exist already (a reset keeps OAuth clients) are linked to the demo organizations again, not made.
+ */
+export async function claimDemoDataIn(tx: Tx, now: Date, config: Config): Promise<boolean> {
+  const claim = await tx
+    .insertInto('app_settings')
+    .values({ key: DEMO_SETTING, value: JSON.stringify(now.toISOString()) })
+    .onConflict((conflict) => conflict.column('key').doNothing())
+    .returning('key')
+    .executeTakeFirst();
+  if (!claim) return false;
+  await insertDemoData(tx, config, now);
+  return true;
 }
 
 /**
@@ -387,28 +394,39 @@ async function insertDemoData(tx: Tx, config: Config, now: Date): Promise<void> 
   }
   const organizationIds = Object.values(DEMO.organizations).map((organization) => organization.id);
   const { confidential, public: mobile } = DEMO.clients;
-  await insertClient(
-    tx,
-    {
-      ...confidential,
-      redirectUris: [...confidential.redirectUris],
-      scopes: [...confidential.scopes],
-      isPublic: false,
-      organizationIds,
-    },
-    { sandbox: true },
-  );
-  await insertClient(
-    tx,
-    {
-      ...mobile,
-      redirectUris: [...mobile.redirectUris],
-      scopes: [...mobile.scopes],
-      isPublic: true,
-      organizationIds,
-    },
-    { sandbox: true },
-  );
+  for (const client of [
+    { ...confidential, isPublic: false },
+    { ...mobile, isPublic: true },
+  ]) {
+    const made = await tx
+      .selectFrom('oauth_clients')
+      .select('client_id')
+      .where('client_id', '=', client.clientId)
+      .executeTakeFirst();
+    if (made) {
+      await tx
+        .insertInto('oauth_client_organizations')
+        .values(
+          organizationIds.map((organizationId) => ({
+            client_id: client.clientId,
+            organization_id: organizationId,
+          })),
+        )
+        .onConflict((conflict) => conflict.doNothing())
+        .execute();
+      continue;
+    }
+    await insertClient(
+      tx,
+      {
+        ...client,
+        redirectUris: [...client.redirectUris],
+        scopes: [...client.scopes],
+        organizationIds,
+      },
+      { sandbox: true },
+    );
+  }
 }
 
 /** One working day's pay: a shift for hourly jobs, what the salary accrual credits a day for salaried ones. */

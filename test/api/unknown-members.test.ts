@@ -287,8 +287,8 @@ test('the OpenAPI document shows every request body closed, with meta accepted a
   }
   assert.equal(
     bodies,
-    14,
-    'transfers, accounts, people, jobs, two /admin bodies, and the four of webhook endpoints on /rest and /admin',
+    16,
+    'transfers, accounts, people, jobs, two /admin bodies, the four of webhook endpoints on /rest and /admin, and the sandbox clock and reset',
   );
   assert.deepEqual(open, []);
 });

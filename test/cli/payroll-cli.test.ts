@@ -178,6 +178,7 @@ test('payroll run pays a past period once, holds a worker without a bank account
     settled: 0,
     failed: 0,
     deposited: 0,
+    returned: 0,
   });
   assert.deepEqual(await inDatabase(env, ledgerTotals), totals, 'nothing is paid twice');
 
@@ -354,6 +355,7 @@ test('payroll run and settle refuse a date or instant later than now unless --al
     settled: 0,
     failed: 0,
     deposited: 0,
+    returned: 0,
   });
   assert.equal((await ewaAt(NOW, env, 'payroll', 'run', '--date', '2026-03-22')).code, 2);
   assert.deepEqual(await state(), untouched, 'a run as of now finds nothing due');

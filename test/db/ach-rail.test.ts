@@ -774,6 +774,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     settled: 2,
     failed: 0,
     deposited: 0,
+    returned: 0,
     sent: { sent: 0, retried: 0, refused: 0 },
   });
 
@@ -889,6 +890,7 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     settled: 0,
     failed: 0,
     deposited: 2,
+    returned: 0,
     sent: { sent: 0, retried: 0, refused: 0 },
   });
   assert.equal((await paycheckOf(world, payA.id)).status, 'IN_TRANSIT');

@@ -44,7 +44,11 @@ import {
 } from '../../src/money/earnings/pay-periods.ts';
 import { createMoneyCore, type MoneyCore, railDispatcher } from '../../src/money/money-core.ts';
 import type { PaymentRail } from '../../src/rails/payment-rail.ts';
-import { SANDBOX_FAILURE_AMOUNTS } from '../../src/rails/sandbox-rail.ts';
+import {
+  createSandboxRail,
+  SANDBOX_FAILURE_AMOUNTS,
+  SANDBOX_RETURN_AMOUNTS,
+} from '../../src/rails/sandbox-rail.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';
 import { createPaidWorker, postTransfer } from '../helpers/money.ts';
@@ -247,7 +251,7 @@ const amountArb: fc.Arbitrary<AmountSpec> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('magic'),
-      value: fc.constantFrom(...SANDBOX_FAILURE_AMOUNTS.keys()),
+      value: fc.constantFrom(...SANDBOX_FAILURE_AMOUNTS.keys(), ...SANDBOX_RETURN_AMOUNTS.keys()),
     }),
   },
   {
@@ -287,7 +291,7 @@ const plausibleAdvanceArb: fc.Arbitrary<AdvanceStep> = fc.record({
       weight: 1,
       arbitrary: fc.record({
         kind: fc.constant('magic' as const),
-        value: fc.constantFrom(...SANDBOX_FAILURE_AMOUNTS.keys()),
+        value: fc.constantFrom(...SANDBOX_FAILURE_AMOUNTS.keys(), ...SANDBOX_RETURN_AMOUNTS.keys()),
       }),
     },
     { weight: 1, arbitrary: amountArb },
@@ -1152,6 +1156,9 @@ async function liveAccount(db: Db, personId: string, accountId: string) {
 
 // ---------------------------------------------------------------------------------------------------- settlement
 
+/** The sandbox rail's schedule, for when it returns what it settled. */
+const SANDBOX = createSandboxRail();
+
 /** Whether a payment to this kind of account goes through ACH in this run (bank accounts, with EWA_RAIL=ach). */
 function onAch(run: Run, destinationType: string | undefined): boolean {
   return run.rail === 'ach' && destinationType === 'DEPOSITORY';
@@ -1168,9 +1175,25 @@ async function settle(run: Run): Promise<void> {
     id: string;
     amount_minor: number;
     destination_type: string;
-  }>`select t.id, t.amount_minor, d.account_type as destination_type
+    settle_after: Date;
+  }>`select t.id, t.amount_minor, d.account_type as destination_type, t.settle_after
     from transfers t join accounts d on d.id = t.destination_account_id
     where t.status = 'PENDING' and t.settle_after <= ${at}::timestamptz`.execute(run.db);
+  // The sandbox returns its return amounts at 09:00 New York time the business day after they settle: those that
+  // settled before, and those settling now whose return time has passed too.
+  const { rows: settledBefore } = await sql<{ id: string; settle_after: Date }>`select id, settle_after
+    from transfers where status = 'SETTLED' and returned_at is null and rail_reference like 'sandbox-%'
+      and amount_minor = any(${[...SANDBOX_RETURN_AMOUNTS.keys()]}::bigint[])`.execute(run.db);
+  const returnsBy = (row: { settle_after: Date }) =>
+    SANDBOX.returnAt(new Date(row.settle_after)) <= run.clock.now;
+  const returning = new Set(
+    [
+      ...settledBefore.filter(returnsBy),
+      ...due.filter(
+        (t) => !onAch(run, t.destination_type) && SANDBOX_RETURN_AMOUNTS.has(t.amount_minor) && returnsBy(t),
+      ),
+    ].map((t) => t.id),
+  );
   // A payout that came back stays IN_TRANSIT (owed to the worker by RETURNS_PAYABLE) and never arrives.
   const { rows: arriving } = await sql<{ id: string }>`select id from paychecks
     where status = 'IN_TRANSIT' and payout_settle_after <= ${at}::timestamptz
@@ -1186,7 +1209,12 @@ async function settle(run: Run): Promise<void> {
   );
   assert.deepEqual(
     report,
-    { settled: due.length - failing.length, failed: failing.length, deposited: arriving.length },
+    {
+      settled: due.length - failing.length,
+      failed: failing.length,
+      deposited: arriving.length,
+      returned: returning.size,
+    },
     'settlement resolves exactly what is due',
   );
   for (const transfer of due) {
@@ -1197,7 +1225,9 @@ async function settle(run: Run): Promise<void> {
       from transfers where id = ${transfer.id}::uuid`.execute(run.db);
     const reason = failing.includes(transfer)
       ? (SANDBOX_FAILURE_AMOUNTS.get(transfer.amount_minor) ?? null)
-      : null;
+      : returning.has(transfer.id)
+        ? (SANDBOX_RETURN_AMOUNTS.get(transfer.amount_minor) ?? null)
+        : null;
     assert.deepEqual(rows[0], { status: reason ? 'FAILED' : 'SETTLED', failure_reason: reason });
   }
   const { rows: pendingAfter } = await sql<{ n: number }>`select count(*)::integer as n from transfers

@@ -198,6 +198,7 @@ async function crashAndRecover(t: TestContext, kind: DatabaseKind, scenario: Sce
     settled: 5,
     failed: 0,
     deposited: 1,
+    returned: 0,
     sent: { sent: 0, retried: 0, refused: 0 },
   });
 

@@ -1,0 +1,107 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+
+/**
+ * The sandbox's time is real time plus an offset kept in the database, so that every process on one database
+ * agrees on it. Only `ewa sandbox advance` (and its /admin twin) moves it, forward; `ewa sandbox reset` puts it back
+ * to 0. Production never reads it.
+ */
+export const SANDBOX_OFFSET_SETTING = 'sandbox_clock_offset_ms';
+
+/** How often a server re-reads the offset: another process's advance shows within about this long. */
+export const SANDBOX_CLOCK_REFRESH_MS = 1000;
+
+export async function readSandboxOffsetMs(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('app_settings')
+    .select('value')
+    .where('key', '=', SANDBOX_OFFSET_SETTING)
+    .executeTakeFirst();
+  const value = Number(row?.value ?? 0);
+  return Number.isSafeInteger(value) && value > 0 ? value : 0;
+}
+
+/** Raises the stored offset to `offsetMs`, never lowering it (a slower writer cannot take time back). */
+export async function raiseSandboxOffsetMs(db: Db, offsetMs: number): Promise<number> {
+  if (!Number.isSafeInteger(offsetMs))
+    throw new RangeError(`offsetMs must be a whole number (got ${offsetMs})`);
+  const { rows } = await sql<{ value: unknown }>`insert into app_settings (key, value)
+    values (${SANDBOX_OFFSET_SETTING}, to_jsonb(${Math.max(0, offsetMs)}::bigint))
+    on conflict (key) do update set value = to_jsonb(greatest((app_settings.value #>> '{}')::bigint,
+      (excluded.value #>> '{}')::bigint)), updated_at = now()
+    returning value`.execute(db);
+  return Number(rows[0]?.value ?? 0);
+}
+
+/**
+ * The money clock of one process in the sandbox: `now()` is the real clock plus the offset, read from a copy kept
+ * in memory, so that asking the time costs no round trip. A server refreshes the copy every second; an advance in
+ * this process moves it step by step itself (`hold`), and refreshing waits until it lets go, so that the copy never
+ * goes back to a value the advance has passed.
+ */
+export class SandboxClock {
+  readonly #db: Db;
+  readonly #realNow: () => Date;
+  #offsetMs = 0;
+  #held = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  private constructor(db: Db, realNow: () => Date) {
+    this.#db = db;
+    this.#realNow = realNow;
+  }
+
+  /** A clock with the offset as the database has it now. */
+  static async open(db: Db, realNow: () => Date = () => new Date()): Promise<SandboxClock> {
+    const clock = new SandboxClock(db, realNow);
+    clock.#offsetMs = await readSandboxOffsetMs(db);
+    return clock;
+  }
+
+  readonly now = (): Date => new Date(this.#realNow().getTime() + this.#offsetMs);
+
+  readonly realNow = (): Date => this.#realNow();
+
+  get offsetMs(): number {
+    return this.#offsetMs;
+  }
+
+  /** Sets the copy in memory and keeps refreshing from overwriting it until `release`. */
+  hold(offsetMs: number): void {
+    this.#held = true;
+    this.#offsetMs = offsetMs;
+  }
+
+  /** Ends a hold; the copy is as the holder left it, which is what it stored. */
+  release(offsetMs: number): void {
+    this.#offsetMs = offsetMs;
+    this.#held = false;
+  }
+
+  /** Re-reads the offset; a failed read keeps the copy (the next one will do). */
+  async refresh(): Promise<void> {
+    if (this.#held) return;
+    try {
+      const offsetMs = await readSandboxOffsetMs(this.#db);
+      if (!this.#held) this.#offsetMs = offsetMs;
+    } catch {
+      // The database is away for a moment: the time goes on from the offset last read.
+    }
+  }
+
+  /** Refreshes every `intervalMs` until `stop`; the timer never keeps the process alive. */
+  startRefreshing(intervalMs = SANDBOX_CLOCK_REFRESH_MS): void {
+    if (this.#timer) return;
+    const tick = () => {
+      void this.refresh().finally(() => {
+        if (this.#timer) this.#timer = setTimeout(tick, intervalMs).unref();
+      });
+    };
+    this.#timer = setTimeout(tick, intervalMs).unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}
