@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { readSandboxOffsetMs } from '../../src/sandbox/sandbox-clock.ts';
+import { DEMO } from '../../src/seed/demo.ts';
 import { buildServer } from '../../src/server.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { assertErrorAnswer } from '../helpers/error-shape.ts';
 import { demoWorker, SEEDED_AT, seedDemo } from '../helpers/sandbox-world.ts';
 import { openTestDatabase } from '../helpers/test-database.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
+import { clientToken, createTestClient, userToken } from '../helpers/tokens.ts';
+import { startReceiver } from '../helpers/webhook-receiver.ts';
 
 const JSON_API = 'application/vnd.api+json';
 const DAY_MS = 86_400_000;
@@ -199,4 +201,42 @@ test('production refuses the sandbox clock and reset: 403 FORBIDDEN, saying it i
     assert.match(error.detail, /for UAT only \(EWA_ENV=production\)/);
   }
   assert.equal(servers.sandbox.now().toISOString(), REAL_NOW.toISOString());
+});
+
+test('an advance of the sandbox sends the events of what it ran: the demo partner hears Alex’s advance settle', async (t) => {
+  const database = await openTestDatabase(t);
+  await seedDemo(database.db);
+  const app = await buildTestAppOn(
+    t,
+    database,
+    { EWA_SEED_DEMO: 'true', EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' },
+    { now: () => REAL_NOW },
+  );
+  const call = await operatorOf(app);
+  const receiver = await startReceiver(t);
+  const created = await call('POST', '/admin/webhook_endpoints', {
+    data: {
+      type: 'webhook_endpoints',
+      attributes: {
+        url: receiver.url,
+        client_id: DEMO.clients.confidential.clientId,
+        event_types: ['transfer.settled'],
+      },
+    },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  receiver.secrets.push(created.json().data.attributes.secret);
+  // Alex signs in to the demo partner's mobile app: the partner's server may now hear of Alex's transfers.
+  const alex = demoWorker('Alex');
+  await userToken(app, alex.personId, ['user:read'], DEMO.clients.public.clientId);
+  const advanced = await call('POST', '/admin/sandbox/clock', advanceBody({ days: 2 }));
+  assert.equal(advanced.statusCode, 200, advanced.body);
+  await app.webhooks.dispatcher.dispatchDue();
+  const settled = receiver.received.find((r) => r.payload.data.id === alex.advanceIds.pending);
+  assert.ok(settled, `received: ${receiver.received.map((r) => r.payload.data.id).join(', ')}`);
+  assert.equal(settled.payload.type, 'transfer.settled');
+  assert.ok(settled.verified);
+  // Stamped on the sandbox's time; signed on real time, as receivers check it.
+  assert.ok(new Date(settled.payload.timestamp) > REAL_NOW);
+  assert.ok(Math.abs(Number(settled.headers['webhook-timestamp']) * 1000 - Date.now()) < 60_000);
 });
