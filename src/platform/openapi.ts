@@ -56,6 +56,31 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
           'resource object, is accepted and ignored.',
       },
       servers: [{ url: options.baseUrl }],
+      // In the reference page's order: the published resources, then this server's extensions.
+      tags: [
+        ...[
+          'Accounts',
+          'Jobs',
+          'Organizations',
+          'Paychecks',
+          'People',
+          'Transfers',
+          'Health',
+          'Card Tokenization',
+        ].map((name) => ({ name })),
+        {
+          name: 'Webhooks',
+          description:
+            'An extension of the published API: webhook endpoints of the calling client, their signing secrets, ' +
+            'delivery log and redelivery. Deliveries follow the Standard Webhooks scheme (webhook-id, ' +
+            'webhook-timestamp, webhook-signature).',
+        },
+        {
+          name: 'Operator',
+          description:
+            'The operator API (/admin, admin:operator): employers, rosters, jobs, webhooks, the sandbox.',
+        },
+      ],
       components: {
         securitySchemes: {
           oauth_client_credentials_token: {
@@ -66,7 +91,8 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
                 scopes: {
                   'client:lookup': 'Find people by known identifiers.',
                   'client:admin':
-                    'Read organizations, people, jobs and earnings balances of linked organizations.',
+                    'Read organizations, people, jobs and earnings balances of linked organizations; manage the ' +
+                    "client's webhook endpoints.",
                   'health:read': 'Check that the API is up.',
                   'admin:operator':
                     'Operate the platform (/admin): every organization, its policy and roster, job activation.',
