@@ -83,6 +83,11 @@ export async function webhooksScenario(options: { workers: number }): Promise<vo
     );
     await sql`insert into oauth_client_organizations (client_id, organization_id)
       values ('bench-partner', ${organizationId}::uuid)`.execute(db);
+    // The second half signed in to the partner's app (a grant each, as the authorization server saves it), so that
+    // their transfers' events, which only their own tokens read, may reach the partner's endpoint.
+    await sql`insert into oauth_payloads (model, id, payload)
+      select 'Grant', 'bench-' || person_id, jsonb_build_object('accountId', person_id, 'clientId', 'bench-partner')
+      from unnest(${workers.slice(half).map((w) => w.personId)}::text[]) as g(person_id)`.execute(db);
     const webhooks = createWebhooks(db, bench.config, { logger: SILENT, now: () => DURING_PERIOD });
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
     await webhooks.endpoints.create('bench-partner', { url }, DURING_PERIOD);
@@ -103,7 +108,7 @@ export async function webhooksScenario(options: { workers: number }): Promise<vo
       [
         '## Webhooks: their cost to advances, and deliveries',
         '',
-        `${format(options.workers)} workers on PostgreSQL, each with a shift; half take an advance with no webhook endpoint registered, then the other half with one endpoint that wants every event of their employer (each advance then records \`transfer.created\` and \`earnings_balance.updated\` and queues a delivery of each); then those deliveries are sent, signed, to a local receiver answering 204. Advances through \`TransferService.create\`, ${IN_FLIGHT} at a time.`,
+        `${format(options.workers)} workers on PostgreSQL, each with a shift; half take an advance with no webhook endpoint registered, then the other half, who signed in to the partner's app, with one endpoint that wants every event of their employer (each advance then records \`transfer.created\` and \`earnings_balance.updated\` and queues a delivery of each); then those deliveries are sent, signed, to a local receiver answering 204. Advances through \`TransferService.create\`, ${IN_FLIGHT} at a time.`,
         '',
         '| measure | figure | beside |',
         '|---|---|---|',
