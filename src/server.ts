@@ -9,6 +9,7 @@ import { serverJobs } from './jobs/server-jobs.ts';
 import { createMoneyCore, type MoneyCore } from './money/money-core.ts';
 import { authApp, authConnectionAnswer, authFrameworkErrors, authNotFound } from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
+import { referencePageSignIn } from './oauth/reference-page.ts';
 import { ensureSigningKey } from './oauth/signing-keys.ts';
 import { AccessLogController, accessLogPlugin } from './platform/access-log.ts';
 import { AccessTokenVerifier } from './platform/access-tokens.ts';
@@ -148,7 +149,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // After the JSON:API hooks (a refusal carries X-Request-Id), before the token check (a refusal costs nothing).
   await api.register(loadSheddingPlugin, { config: config.loadShedding });
   await api.register(bearerAuthPlugin, { verifier, enabled: deps.bearerCheck !== false });
-  await api.register(openApiPlugin, { baseUrl: config.api.publicUrl, authUrl: config.auth.publicUrl });
+  await api.register(openApiPlugin, {
+    baseUrl: config.api.publicUrl,
+    authUrl: config.auth.publicUrl,
+    prefilledClientId: referencePageSignIn(config)?.prefilledClientId,
+  });
   await api.register(errorsPagePlugin);
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
   await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });

@@ -22,10 +22,15 @@ export type Payload = Record<string, unknown> & {
  * oidc-provider's storage on our database, one row per artifact in `oauth_payloads`, so sessions, grants and
  * tokens survive restarts and are shared by every process. Expired rows read as absent and are purged by
  * `purgeExpiredPayloads`. Revoking a grant also records it in `oauth_revocations`, which is how API processes
- * learn that access tokens they verify on their own are dead.
+ * learn that access tokens they verify on their own are dead. `extraRedirectUris` gives the redirect URIs the server
+ * adds to a client's own (see clientMetadata).
  */
-export function databaseAdapter(db: Db, now: () => Date) {
-  const clients = new ClientCache(db);
+export function databaseAdapter(
+  db: Db,
+  now: () => Date,
+  extraRedirectUris: (clientId: string) => readonly string[] = () => [],
+) {
+  const clients = new ClientCache(db, extraRedirectUris);
   return class DatabaseAdapter {
     readonly model: string;
 
@@ -128,10 +133,12 @@ const CLIENT_CACHE_MAX = 10_000;
  */
 class ClientCache {
   readonly #db: Db;
+  readonly #extraRedirectUris: (clientId: string) => readonly string[];
   readonly #entries = new Map<string, { metadata: Record<string, unknown> | undefined; until: number }>();
 
-  constructor(db: Db) {
+  constructor(db: Db, extraRedirectUris: (clientId: string) => readonly string[]) {
     this.#db = db;
+    this.#extraRedirectUris = extraRedirectUris;
   }
 
   async get(clientId: string): Promise<Record<string, unknown> | undefined> {
@@ -140,7 +147,11 @@ class ClientCache {
     if (cached && cached.until > Date.now()) return cached.metadata;
     const client = await findClient(this.#db, clientId);
     const metadata = client
-      ? clientMetadata(client, await findClientSecretHash(this.#db, clientId))
+      ? clientMetadata(
+          client,
+          await findClientSecretHash(this.#db, clientId),
+          this.#extraRedirectUris(clientId),
+        )
       : undefined;
     if (this.#entries.size >= CLIENT_CACHE_MAX) this.#entries.delete(this.#entries.keys().next().value!);
     this.#entries.set(clientId, { metadata, until: Date.now() + CLIENT_CACHE_MS });

@@ -7,6 +7,7 @@ import { databaseAdapter } from './adapter.ts';
 import { clientSecretMatches } from './clients.ts';
 import { jwtEndpointSupport } from './jwt-endpoint-support.ts';
 import { renderErrorPage, renderLogoutPage, renderLogoutSuccessPage } from './pages/pages.ts';
+import { referencePageSignIn } from './reference-page.ts';
 import { ALL_SCOPES, apiScopesFor, CLIENT_SCOPES, OFFLINE_SCOPES } from './scopes.ts';
 import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, loadSigningKeys } from './signing-keys.ts';
 
@@ -72,8 +73,13 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
   if (keys.length === 0) throw new Error('no signing key: call ensureSigningKey first');
   const resource = config.api.publicUrl;
   const ttl = config.oauth;
+  const page = referencePageSignIn(config);
+  // The sandbox's reference page may always call here, whatever EWA_CORS_ORIGINS says.
+  const corsOrigins = page ? [...config.corsOrigins, page.origin] : config.corsOrigins;
   const provider = new Provider(config.auth.publicUrl, {
-    adapter: databaseAdapter(deps.db, deps.now),
+    adapter: databaseAdapter(deps.db, deps.now, (clientId) =>
+      page?.clientIds.includes(clientId) ? [page.redirectUri] : [],
+    ),
     clients: [],
     jwks: { keys: keys.map((key) => key.jwk) },
     cookies: {
@@ -109,15 +115,17 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
       idTokenSigningAlgValues: [ID_TOKEN_ALG],
     },
     // A browser may call the token, userinfo, revocation and introspection endpoints only from EWA_CORS_ORIGINS, and
-    // there only for a public client whose redirect URI is on that origin (the library's own rule).
+    // there only for a public client whose redirect URI is on that origin (the library's own rule). In the sandbox
+    // the reference page may also use the confidential demo client (client credentials), whose secret is published.
     clientBasedCORS: (
       ctx: KoaContextWithOIDC,
       origin: string,
-      client: { clientAuthMethod: string; redirectUris: string[] },
+      client: { clientId: string; clientAuthMethod: string; redirectUris: string[] },
     ) =>
-      allowsOrigin(config.corsOrigins, origin) &&
-      (ctx.oidc?.route === 'userinfo' || client.clientAuthMethod === 'none') &&
-      client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin),
+      (page !== undefined && origin === page.origin && page.clientIds.includes(client.clientId)) ||
+      (allowsOrigin(corsOrigins, origin) &&
+        (ctx.oidc?.route === 'userinfo' || client.clientAuthMethod === 'none') &&
+        client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin)),
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     features: {
@@ -218,7 +226,7 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
     await next();
     // The library allows any origin on preflights and on discovery and the key set: only EWA_CORS_ORIGINS may read.
     const origin = (ctx as unknown as KoaHeaders).get('Origin');
-    if (!origin || allowsOrigin(config.corsOrigins, origin)) return;
+    if (!origin || allowsOrigin(corsOrigins, origin)) return;
     for (const name of Object.keys((ctx as unknown as KoaHeaders).response.headers)) {
       if (name.startsWith('access-control-')) (ctx as unknown as KoaHeaders).remove(name);
     }

@@ -9,6 +9,8 @@ import { JSON_MEDIA } from './media-types.ts';
 export interface OpenApiOptions {
   baseUrl: string;
   authUrl: string;
+  /** The client id prefilled in the reference page's Authorize dialog: the sandbox's public demo client, or none. */
+  prefilledClientId?: string;
 }
 
 type RouteSchema = Record<string, unknown> & { response?: Record<string, Record<string, unknown>> };
@@ -117,7 +119,17 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { url: '/rest/openapi.json' } });
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    theme: { title: 'EWA Server — API reference' },
+    // BaseLayout is the page without swagger-ui's top bar (its logo and a box to load another document).
+    uiConfig: { layout: 'BaseLayout', url: '/rest/openapi.json' },
+    // PKCE is required of every client here (provider.ts); the sign-in comes back to ./static/oauth2-redirect.html.
+    initOAuth: {
+      usePkceWithAuthorizationCodeGrant: true,
+      ...(options.prefilledClientId ? { clientId: options.prefilledClientId } : {}),
+    },
+  });
   app.get(
     '/rest/openapi.json',
     { config: { mediaType: JSON_MEDIA, public: true }, schema: { hide: true } },

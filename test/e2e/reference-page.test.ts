@@ -1,18 +1,31 @@
 /**
  * The reference page (swagger-ui at /rest/docs) in a real browser under the Content-Security-Policy the REST
  * listener sends: it must load its own scripts, styles and images, read the OpenAPI document, and show the
- * operations, with no resource refused by the policy.
+ * operations, with no resource refused by the policy; in the sandbox, a newcomer signs in through its Authorize
+ * dialog with the public demo client (code + PKCE) and calls an operation with "Try it out". Skipped without
+ * Debian's Chromium.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { test } from 'node:test';
+import { claimDemoData, DEMO } from '../../src/seed/demo.ts';
 import { useChromium } from '../helpers/chromium.ts';
 import { buildListeningApp } from '../helpers/listening-app.ts';
 
-const browser = useChromium();
+const browser = existsSync('/usr/bin/chromium') ? useChromium() : undefined;
+const skip = browser ? false : '/usr/bin/chromium is missing (apt-get install chromium)';
 
-test('the reference page renders under the security headers, with nothing refused by its policy', async (t) => {
+/** The running browser; only called by tests that are not skipped. */
+function chromium() {
+  if (!browser) throw new Error('no Chromium');
+  return browser();
+}
+
+test('the reference page renders under the security headers, with nothing refused by its policy', {
+  skip,
+}, async (t) => {
   const app = await buildListeningApp(t);
-  const context = await browser().newContext();
+  const context = await chromium().newContext();
   t.after(() => context.close());
   const page = await context.newPage();
   const refused: string[] = [];
@@ -33,4 +46,70 @@ test('the reference page renders under the security headers, with nothing refuse
   await page.waitForSelector('.opblock', { timeout: 30_000 });
   assert.ok((await page.locator('.opblock').count()) > 10, 'the operations are listed');
   assert.deepEqual(refused, []);
+});
+
+test('in the sandbox, Authorize signs a demo worker in with PKCE and Try it out calls the local server', {
+  skip,
+}, async (t) => {
+  const app = await buildListeningApp(t);
+  await claimDemoData(app.database.db, new Date(), app.config);
+  const context = await chromium().newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${app.apiUrl}/rest/docs`);
+  assert.match(await page.title(), /EWA Server/);
+  assert.equal(await page.locator('.topbar').count(), 0, 'no swagger-ui top bar');
+  await page.locator('button.authorize').first().click();
+  const scheme = page.locator('.auth-container').filter({ hasText: 'oauth_user_token' });
+  assert.equal(
+    await scheme.locator('#client_id_authorizationCode').inputValue(),
+    DEMO.clients.public.clientId,
+    'prefilled',
+  );
+  await scheme.locator('label[for^="user:read-"]').click();
+  const popupOpened = context.waitForEvent('page');
+  const authorizationRequest = context.waitForEvent('request', (request) =>
+    request.url().startsWith(`${app.authUrl}/oauth2/auth`),
+  );
+  await scheme.locator('button.authorize').click();
+  const popup = await popupOpened;
+  const authorization = new URL((await authorizationRequest).url());
+  assert.equal(authorization.searchParams.get('code_challenge_method'), 'S256');
+  await popup.locator('#email').fill(DEMO.people[0]!.email);
+  await popup.locator('#password').fill(DEMO.password);
+  await popup.getByRole('button', { name: 'Sign in' }).click();
+  await popup.getByRole('button', { name: 'Allow', exact: true }).click();
+  await popup.waitForEvent('close');
+  await scheme.locator('button', { hasText: 'Logout' }).waitFor({ timeout: 10_000 });
+  await page.locator('.modal-ux .close-modal').click();
+
+  const operation = page.locator('#operations-Accounts-listAccounts');
+  await operation.locator('.opblock-summary').click();
+  await operation.getByRole('button', { name: 'Try it out' }).click();
+  const answer = page.waitForResponse((response) => response.url().startsWith(`${app.apiUrl}/rest/accounts`));
+  await operation.getByRole('button', { name: 'Execute' }).click();
+  assert.equal((await answer).status(), 200);
+  const shown = operation.locator('.live-responses-table tbody .response-col_status').first();
+  await shown.waitFor();
+  assert.match((await shown.textContent()) ?? '', /200/);
+});
+
+test('in the sandbox, Authorize gets a client credentials token for the confidential demo client', {
+  skip,
+}, async (t) => {
+  const app = await buildListeningApp(t);
+  await claimDemoData(app.database.db, new Date(), app.config);
+  const context = await chromium().newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${app.apiUrl}/rest/docs`);
+  await page.locator('button.authorize').first().click();
+  const scheme = page.locator('.auth-container').filter({ hasText: 'oauth_client_credentials_token' });
+  await scheme.locator('#client_id_clientCredentials').fill(DEMO.clients.confidential.clientId);
+  await scheme.locator('#client_secret_clientCredentials').fill(DEMO.clients.confidential.secret);
+  await scheme.locator('label[for^="client:admin-"]').click();
+  const token = page.waitForResponse((response) => response.url() === `${app.authUrl}/oauth2/token`);
+  await scheme.locator('button.authorize').click();
+  assert.equal((await token).status(), 200);
+  await scheme.locator('button', { hasText: 'Logout' }).waitFor({ timeout: 10_000 });
 });
