@@ -1,3 +1,6 @@
+import type { Db } from '../db/database.ts';
+import { AppError } from '../errors/app-error.ts';
+import { InputRefusedError } from '../errors/input-error.ts';
 import {
   CLIENT_AUTH_METHODS,
   type ClientAuthMethod,
@@ -8,7 +11,8 @@ import {
   type OAuthClient,
   rotateClientSecret,
 } from '../oauth/clients.ts';
-import { type Command, type Flags, UsageError, writeLine } from './command.ts';
+import { findOrganization } from '../operator/organizations.ts';
+import { type Command, type Flags, UsageError, uuidValue, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
 function describe(client: OAuthClient): string {
@@ -51,6 +55,16 @@ const optional = (value: Flags[string]) => (value === undefined ? undefined : St
 function clientIdOf(positionals: string[]): string {
   if (positionals.length !== 1) throw new UsageError('name one client id.');
   return positionals[0]!;
+}
+
+/**
+ * The client named, or RECORD_NOT_FOUND (exit 1). Checked here rather than left to the oauth module, whose
+ * InputError the CLI reads as wrong usage.
+ */
+export async function existingClient(db: Db, clientId: string): Promise<OAuthClient> {
+  const client = await findClient(db, clientId);
+  if (!client) throw new AppError('RECORD_NOT_FOUND', { detail: `No client ${clientId.slice(0, 64)}.` });
+  return client;
 }
 
 const create: Command = {
@@ -105,7 +119,12 @@ const create: Command = {
     const { name, scopes } = flags;
     if (typeof name !== 'string') throw new UsageError('--name is required.');
     if (typeof scopes !== 'string') throw new UsageError('--scopes is required.');
+    const organizationIds = String(flags.organizations ?? '')
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((id) => uuidValue('--organizations', id));
     return withMigratedDatabase(context, async ({ config, database }) => {
+      for (const id of organizationIds) await findOrganization(database.db, id);
       const { client, secret } = await createClient(
         database.db,
         {
@@ -113,9 +132,7 @@ const create: Command = {
           isPublic: flags.public === true,
           scopes: scopes.split(/[\s,]+/).filter(Boolean),
           redirectUris: list(flags['redirect-uri']),
-          organizationIds: String(flags.organizations ?? '')
-            .split(/[\s,]+/)
-            .filter(Boolean),
+          organizationIds,
           partner: optional(flags.partner),
           logoUri: optional(flags['logo-uri']),
           policyUri: optional(flags['policy-uri']),
@@ -173,11 +190,7 @@ const show: Command = {
   async run(flags, positionals, context) {
     const clientId = clientIdOf(positionals);
     return withMigratedDatabase(context, async ({ database }) => {
-      const client = await findClient(database.db, clientId);
-      if (!client) {
-        writeLine(context.stderr, `ewa clients show: no client ${clientId}.`);
-        return 1;
-      }
+      const client = await existingClient(database.db, clientId);
       writeLine(context.stdout, flags.json ? JSON.stringify(toJson(client)) : describe(client));
       return 0;
     });
@@ -193,6 +206,10 @@ const rotateSecret: Command = {
   async run(flags, positionals, context) {
     const clientId = clientIdOf(positionals);
     return withMigratedDatabase(context, async ({ database }) => {
+      const client = await existingClient(database.db, clientId);
+      if (client.authMethod === 'none' || client.authMethod === 'private_key_jwt') {
+        throw new InputRefusedError(`${clientId} authenticates with ${client.authMethod}: it has no secret.`);
+      }
       const secret = await rotateClientSecret(database.db, clientId);
       writeLine(
         context.stdout,
@@ -214,6 +231,7 @@ const remove: Command = {
   async run(flags, positionals, context) {
     const clientId = clientIdOf(positionals);
     return withMigratedDatabase(context, async ({ database }) => {
+      await existingClient(database.db, clientId);
       await deleteClient(database.db, clientId, new Date());
       writeLine(
         context.stdout,

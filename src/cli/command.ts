@@ -1,5 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
+import { isUuid } from '../domain/uuid.ts';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -21,7 +22,7 @@ export interface Command {
   run(flags: Flags, positionals: string[], context: CliContext): Promise<number>;
 }
 
-/** Wrong use of a command: the CLI prints the message and the command's usage, and exits 2. */
+/** Wrong use of a command: the CLI prints the message and the command's first usage line, and exits 2. */
 export class UsageError extends Error {
   override name = 'UsageError';
 }
@@ -38,6 +39,31 @@ export function parseFlags(command: Command, argv: string[]): { flags: Flags; po
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * An id the records know by a UUID: anything else is malformed on its face, wrong usage (2), where a UUID that
+ * names nothing is a failure of the command (1).
+ */
+export function uuidValue(what: string, value: string): string {
+  if (!isUuid(value)) throw new UsageError(`${what} must be a UUID (got "${value.slice(0, 40)}").`);
+  return value;
+}
+
+/** The organization flag: `--organization`, with `--org` as its alias. */
+export const ORGANIZATION_OPTIONS = {
+  organization: { type: 'string' },
+  org: { type: 'string' },
+} as const satisfies Command['options'];
+
+/** The organization named by `--organization` or its alias `--org`; undefined when neither is given. */
+export function organizationFlag(flags: Flags): string | undefined {
+  const { organization, org } = flags;
+  if (typeof organization === 'string' && typeof org === 'string' && organization !== org) {
+    throw new UsageError('--org is another name for --organization: give one of them.');
+  }
+  const value = organization ?? org;
+  return typeof value === 'string' ? value : undefined;
 }
 
 export function writeLine(stream: NodeJS.WritableStream, text = ''): void {

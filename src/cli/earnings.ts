@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { isUuid } from '../domain/uuid.ts';
 import { SystemLedger } from '../ledger/ledger-accounts.ts';
 import {
   EARNINGS_PROBLEMS_LISTED_MAX,
@@ -13,7 +12,14 @@ import {
 import { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { EARNINGS_COLUMNS } from '../money/earnings/earnings-row.ts';
 import { currencyFractionDigits } from '../operator/decimal-amount.ts';
-import { type Command, UsageError, writeLine } from './command.ts';
+import {
+  type Command,
+  ORGANIZATION_OPTIONS,
+  organizationFlag,
+  UsageError,
+  uuidValue,
+  writeLine,
+} from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
 
@@ -69,7 +75,9 @@ const importCommand: Command = {
   name: 'earnings import',
   summary: "Record an employer's earnings (shifts) from a CSV file",
   help: [
-    'Usage: ewa earnings import --org ORGANIZATION_ID EARNINGS.csv [--allow-backdated] [--json]',
+    'Usage: ewa earnings import --organization ORGANIZATION_ID EARNINGS.csv [--allow-backdated] [--json]',
+    '',
+    '--organization (or its alias --org) names the organization whose jobs the lines are for.',
     '',
     "Records each line as pay of a job of the organization, on the paycheck of the line's pay period, and makes",
     "the accessible share of it available in the worker's earnings balance. A line whose job already has its",
@@ -96,16 +104,13 @@ const importCommand: Command = {
     `${EARNINGS_PROBLEMS_LISTED_MAX} rejected lines are listed (all are counted). UTF-8, comma-separated, "quotes"`,
     'as in RFC 4180. Progress goes to standard error, the summary to standard output (JSON with --json).',
   ].join('\n'),
-  options: { org: { type: 'string' }, 'allow-backdated': { type: 'boolean' }, json: { type: 'boolean' } },
+  options: { ...ORGANIZATION_OPTIONS, 'allow-backdated': { type: 'boolean' }, json: { type: 'boolean' } },
   allowPositionals: true,
   async run(flags, positionals, context) {
     if (positionals.length !== 1) throw new UsageError('name one earnings file.');
-    const organizationId = flags.org;
-    if (typeof organizationId !== 'string')
-      throw new UsageError('--org names the organization; it is required.');
-    if (!isUuid(organizationId)) {
-      throw new UsageError(`--org must be an organization id (UUID) (got "${organizationId.slice(0, 40)}").`);
-    }
+    const named = organizationFlag(flags);
+    if (named === undefined) throw new UsageError('--organization names the organization; it is required.');
+    const organizationId = uuidValue('--organization', named);
     const path = positionals[0]!;
     await readableFile(path);
     const total = Math.max((await countLines(path)) - 1, 0);

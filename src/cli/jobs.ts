@@ -1,5 +1,5 @@
 import { activateJob, deactivateJob, type JobActivation } from '../operator/jobs.ts';
-import { type Command, UsageError, writeLine } from './command.ts';
+import { type Command, UsageError, uuidValue, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
 function jobJson(job: JobActivation) {
@@ -41,8 +41,9 @@ function command(
     allowPositionals: true,
     async run(flags, positionals, context) {
       if (positionals.length !== 1) throw new UsageError('name one job id.');
+      const jobId = uuidValue('JOB_ID', positionals[0]!);
       return withMigratedDatabase(context, async ({ database }) => {
-        const job = await change(database.db, positionals[0]!);
+        const job = await change(database.db, jobId);
         writeLine(context.stdout, flags.json ? JSON.stringify(jobJson(job)) : describe(job));
         return 0;
       });

@@ -15,7 +15,7 @@ import {
   PRODUCTS,
   setOrganizationPolicy,
 } from '../operator/organizations.ts';
-import { type Command, type Flags, UsageError, writeLine } from './command.ts';
+import { type Command, type Flags, UsageError, uuidValue, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
 const flagOf = (key: keyof OrganizationPolicy) => POLICY_FIELDS[key].name.replaceAll('_', '-');
@@ -26,7 +26,11 @@ const POLICY_OPTIONS = Object.fromEntries(
 
 const POLICY_HELP = [
   'Policy flags (each optional; the field names of the admin API, with dashes):',
-  ...POLICY_KEYS.map((key) => `  --${flagOf(key).padEnd(32)} ${POLICY_FIELDS[key].description}`),
+  // The admin API's null is `none` on the command line.
+  ...POLICY_KEYS.map(
+    (key) =>
+      `  --${flagOf(key).padEnd(32)} ${POLICY_FIELDS[key].description.replace('null: not offered', 'none: not offered')}`,
+  ),
   'Money is in minor units (500 = $5.00); rates in basis points (5000 = 50 %); a fee of "none" is not offered.',
 ].join('\n');
 
@@ -74,7 +78,7 @@ function describe(organization: Organization): string {
 
 function organizationIdOf(positionals: string[]): string {
   if (positionals.length !== 1) throw new UsageError('name one organization id.');
-  return positionals[0]!;
+  return uuidValue('ORGANIZATION_ID', positionals[0]!);
 }
 
 const create: Command = {

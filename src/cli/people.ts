@@ -9,7 +9,14 @@ import {
   rosterImportAttributes,
 } from '../operator/roster-import.ts';
 import { ROSTER_COLUMNS } from '../operator/roster-row.ts';
-import { type Command, UsageError, writeLine } from './command.ts';
+import {
+  type Command,
+  ORGANIZATION_OPTIONS,
+  organizationFlag,
+  UsageError,
+  uuidValue,
+  writeLine,
+} from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
 
@@ -43,18 +50,20 @@ const importCommand: Command = {
     'The first line names the columns (any order, any case). Columns:',
     ...COLUMNS_HELP,
     '',
-    '--organization names the organization; without it, the organization_id column does (one per file).',
+    '--organization (or its alias --org) names the organization; without it, the organization_id column does (one',
+    'per file).',
     `Limits: ${ROSTER_ROWS_MAX} lines of workers, ${ROSTER_RECORD_CHARS_MAX} characters a line; at most`,
     `${ROSTER_PROBLEMS_LISTED_MAX} rejected lines are listed (all are counted). UTF-8, comma-separated, "quotes" as`,
     'in RFC 4180. Each ACTIVATED job of an organization with ODP gets its earnings balance account.',
   ].join('\n'),
-  options: { organization: { type: 'string' }, json: { type: 'boolean' } },
+  options: { ...ORGANIZATION_OPTIONS, json: { type: 'boolean' } },
   allowPositionals: true,
   async run(flags, positionals, context) {
     if (positionals.length !== 1) throw new UsageError('name one roster file.');
     const path = positionals[0]!;
     const size = await readableFile(path);
-    const organizationId = typeof flags.organization === 'string' ? flags.organization : undefined;
+    const named = organizationFlag(flags);
+    const organizationId = named === undefined ? undefined : uuidValue('--organization', named);
     return withMigratedDatabase(context, async ({ database }) => {
       const started = performance.now();
       const progress = startProgress(context, 'Importing roster (bytes)', size);

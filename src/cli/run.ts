@@ -3,7 +3,7 @@ import { DataDirBusyError } from '../db/data-dir-lock.ts';
 import { DatabaseUnavailableError } from '../db/database-unavailable.ts';
 import { MigrationError } from '../db/migrate.ts';
 import { AppError } from '../errors/app-error.ts';
-import { InputError } from '../errors/input-error.ts';
+import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
 import { earningsCommands } from './earnings.ts';
@@ -46,6 +46,13 @@ function mainHelp(): string {
     'Commands:',
     ...lines,
     '',
+    'Exit codes, the same for every command:',
+    '  0  done',
+    '  1  the command ran and failed: a record it names does not exist, the records refuse the change (a disabled',
+    '     endpoint, minting tokens in production), rejected lines of an import, the database unreachable',
+    '  2  wrong usage: an unknown command or flag, a missing value, or a value refused on its face (a malformed',
+    '     date or id, a rate out of range, a file with a wrong header); nothing is written',
+    '',
     'Configuration comes from environment variables; the README lists each with its default.',
   ].join('\n');
 }
@@ -54,7 +61,16 @@ function commandHelp(command: Command): string {
   return `ewa ${command.name} — ${command.summary}\n\n${command.help}`;
 }
 
-/** Runs one CLI invocation and returns its exit code: 0 done, 1 failed, 2 wrong usage. */
+/** Wrong usage in three lines: what is wrong, the command's first usage line, where the rest is. */
+function shortUsage(command: Command, problem: string): string {
+  const usage =
+    command.help.split('\n').find((line) => line.startsWith('Usage: ')) ?? `Usage: ewa ${command.name}`;
+  return [`ewa ${command.name}: ${problem}`, usage, `Run \`ewa ${command.name} --help\` for more.`].join(
+    '\n',
+  );
+}
+
+/** Runs one CLI invocation and returns its exit code: 0 done, 1 failed, 2 wrong usage (mainHelp says which is which). */
 export async function runCli(argv: string[], context: CliContext): Promise<number> {
   const [name, subcommand] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -86,14 +102,19 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
     }
     return await command.run(flags, positionals, context);
   } catch (error) {
+    // Input the records refuse (no such record, a state that forbids it): the command ran and failed.
+    if (error instanceof InputRefusedError) {
+      writeLine(context.stderr, `ewa ${command.name}: ${error.message}`);
+      return 1;
+    }
     if (error instanceof UsageError || error instanceof InputError) {
-      writeLine(context.stderr, `ewa ${command.name}: ${error.message}\n\n${commandHelp(command)}`);
+      writeLine(context.stderr, shortUsage(command, error.message));
       return 2;
     }
-    // The services' own errors (no such record, a value refused): the message is for the operator as it is.
+    // The services' own errors (no such record, a refusal): the command ran and failed, whatever the status.
     if (error instanceof AppError) {
       writeLine(context.stderr, `ewa ${command.name}: ${error.detail}`);
-      return error.status === 400 ? 2 : 1;
+      return 1;
     }
     if (
       error instanceof ConfigError ||

@@ -1,7 +1,10 @@
 import { loadConfig } from '../config.ts';
-import { InputError } from '../errors/input-error.ts';
+import { AppError } from '../errors/app-error.ts';
+import { InputRefusedError } from '../errors/input-error.ts';
 import { issueUserToken } from '../oauth/issue-token.ts';
-import { type Command, UsageError, writeLine } from './command.ts';
+import { USER_SCOPES } from '../oauth/scopes.ts';
+import { existingClient } from './clients.ts';
+import { type Command, UsageError, uuidValue, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
 export const tokensIssueCommand: Command = {
@@ -23,17 +26,36 @@ export const tokensIssueCommand: Command = {
     for (const flag of ['person', 'client', 'scopes'] as const) {
       if (typeof flags[flag] !== 'string') throw new UsageError(`--${flag} is required.`);
     }
+    const personId = uuidValue('--person', String(flags.person));
+    const clientId = String(flags.client);
+    const scopes = String(flags.scopes)
+      .split(/[\s,]+/)
+      .filter(Boolean);
     const config = loadConfig(context.env);
-    if (config.env !== 'uat') throw new InputError('minting tokens is for the sandbox only (EWA_ENV=uat).');
+    if (config.env !== 'uat')
+      throw new InputRefusedError('minting tokens is for the sandbox only (EWA_ENV=uat).');
     return withMigratedDatabase(
       context,
       async ({ database }) => {
+        // The records named are looked up here: a missing one is a failure of the command (1), not wrong usage.
+        const person = await database.db
+          .selectFrom('people')
+          .select('id')
+          .where('id', '=', personId)
+          .executeTakeFirst();
+        if (!person) throw new AppError('RECORD_NOT_FOUND', { detail: `No person ${personId}.` });
+        const client = await existingClient(database.db, clientId);
+        const unregistered = scopes.find(
+          (scope) => Object.hasOwn(USER_SCOPES, scope) && !client.scopes.includes(scope),
+        );
+        if (unregistered !== undefined)
+          throw new InputRefusedError(
+            `--scopes: ${unregistered} is not registered for client ${client.clientId}.`,
+          );
         const response = await issueUserToken(config, database.db, {
-          personId: String(flags.person),
-          clientId: String(flags.client),
-          scopes: String(flags.scopes)
-            .split(/[\s,]+/)
-            .filter(Boolean),
+          personId,
+          clientId,
+          scopes,
         });
         writeLine(context.stdout, flags.json ? JSON.stringify(response) : response.access_token);
         return 0;

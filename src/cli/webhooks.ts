@@ -11,6 +11,7 @@ import {
   type Flags,
   positiveInteger,
   UsageError,
+  uuidValue,
   writeLine,
 } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
@@ -77,7 +78,12 @@ function attemptLine(attempt: DeliveryAttempt): string {
 
 function one(positionals: string[], what: string): string {
   if (positionals.length !== 1) throw new UsageError(`name one ${what}.`);
-  return positionals[0]!;
+  return uuidValue('ENDPOINT_ID', positionals[0]!);
+}
+
+/** An optional id flag: a UUID or nothing. */
+function idFlag(flag: string, value: Flags[string]): string | undefined {
+  return value === undefined ? undefined : uuidValue(`--${flag}`, String(value));
 }
 
 function instant(flag: string, value: Flags[string]): Date | undefined {
@@ -268,8 +274,8 @@ export const webhookCommands: Command[] = [
         flags.limit === undefined ? undefined : positiveInteger('limit', flags.limit, DELIVERIES_LIST_MAX);
       return withWebhooks(context, async (webhooks) => {
         const attempts = await webhooks.events.deliveries('operator', {
-          endpointId: flags.endpoint as string | undefined,
-          eventId: flags.event as string | undefined,
+          endpointId: idFlag('endpoint', flags.endpoint),
+          eventId: idFlag('event', flags.event),
           limit,
         });
         if (flags.json) writeLine(context.stdout, JSON.stringify(attempts));
@@ -298,8 +304,8 @@ export const webhookCommands: Command[] = [
         const queued = await webhooks.events.redeliver(
           'operator',
           {
-            eventId: flags.event as string | undefined,
-            endpointId: flags.endpoint as string | undefined,
+            eventId: idFlag('event', flags.event),
+            endpointId: idFlag('endpoint', flags.endpoint),
             from: instant('from', flags.from),
             to: instant('to', flags.to),
           },

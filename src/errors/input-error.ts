@@ -11,3 +11,12 @@ export class InputError extends Error {
     this.field = options.field;
   }
 }
+
+/**
+ * Operator input well formed on its face that the records refuse: it names a record that does not exist, or one
+ * whose state forbids the change (a disabled endpoint, a currency fixed by jobs). The admin API answers it as any
+ * InputError; the CLI exits 1 on it (the command ran and failed), not 2 (wrong usage).
+ */
+export class InputRefusedError extends InputError {
+  override name = 'InputRefusedError';
+}

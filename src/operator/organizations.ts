@@ -4,7 +4,7 @@ import { withTransaction } from '../db/transaction.ts';
 import { textProblem } from '../domain/input-text.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
-import { InputError } from '../errors/input-error.ts';
+import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import {
   applyPolicyChange,
   type OrganizationPolicy,
@@ -123,7 +123,7 @@ export async function setOrganizationPolicy(db: Db, id: string, change: PolicyCh
     const current = (await findOrganizationById(tx, organizationId))!.policy!;
     const next: OrganizationPolicy = applyPolicyChange(current, change);
     if (next.currency !== current.currency && (await organizationHasJobs(tx, organizationId))) {
-      throw new InputError(
+      throw new InputRefusedError(
         `currency cannot change from ${current.currency} to ${next.currency}: the organization has jobs whose ` +
           'wages and balances are in its currency.',
         { field: 'currency' },

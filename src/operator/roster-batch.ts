@@ -6,7 +6,7 @@ import {
   isEarningsBalanceDue,
   type NewEarningsBalanceAccount,
 } from '../domain/earnings-balance.ts';
-import { InputError } from '../errors/input-error.ts';
+import { InputRefusedError } from '../errors/input-error.ts';
 import { type MergedJob, type MergedPerson, RosterMerge, type RowOutcome } from './roster-merge.ts';
 import type { RosterRow } from './roster-row.ts';
 import {
@@ -157,7 +157,7 @@ export async function writeRosterBatch(
   const current = await lockOrganizationForImport(tx, organization.id);
   // Possible only before the organization's first job: later the currency is fixed (setOrganizationPolicy).
   if (current?.currency !== organization.currency) {
-    throw new InputError(
+    throw new InputRefusedError(
       `The organization's currency changed from ${organization.currency} to ${current?.currency} while the ` +
         'roster was read, so its wage amounts may mean something else; import the roster again.',
       { field: 'currency' },

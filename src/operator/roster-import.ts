@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { isUuid } from '../domain/uuid.ts';
-import { InputError } from '../errors/input-error.ts';
+import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { currencyFractionDigits } from './decimal-amount.ts';
 import { notFound } from './organizations.ts';
 import { type RowOutcome, writeRosterBatch } from './roster-batch.ts';
@@ -184,7 +184,7 @@ class RosterImport {
       this.#db,
       id,
       () =>
-        new InputError(
+        new InputRefusedError(
           `line ${record.line}: organization_id names no organization (got "${id.slice(0, 40)}").`,
           {
             field: 'organization_id',

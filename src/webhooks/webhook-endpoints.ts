@@ -5,7 +5,7 @@ import type { WebhooksConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
 import { isUuid } from '../domain/uuid.ts';
-import { InputError } from '../errors/input-error.ts';
+import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { EVENT_TYPE_NAMES, isWebhookEventType, type WebhookEventType } from './event-types.ts';
 import { isPrivateAddress } from './private-addresses.ts';
 import { newWebhookSecret, type WebhookSecretBox } from './webhook-secrets.ts';
@@ -102,11 +102,12 @@ export class WebhookEndpoints {
       // The client's row is held, so that two creations at once cannot both pass the count below.
       const client = await sql`select client_id from oauth_clients where client_id = ${clientId}
         and deleted_at is null for update`.execute(tx);
-      if (client.rows.length === 0) throw new InputError(`No client ${clientId}.`, { field: 'client' });
+      if (client.rows.length === 0)
+        throw new InputRefusedError(`No client ${clientId}.`, { field: 'client' });
       const { rows } = await sql<{ count: string }>`select count(*) as count from webhook_endpoints
         where client_id = ${clientId}`.execute(tx);
       if (Number(rows[0]?.count) >= this.#config.endpointsPerClientMax)
-        throw new InputError(
+        throw new InputRefusedError(
           `A client may have at most ${this.#config.endpointsPerClientMax} webhook endpoints; delete one first.`,
           { field: 'url' },
         );

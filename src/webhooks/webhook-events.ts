@@ -4,7 +4,7 @@ import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
-import { InputError } from '../errors/input-error.ts';
+import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { TEST_EVENT_TYPE } from './event-types.ts';
 import {
   type EndpointOwner,
@@ -60,9 +60,12 @@ export class WebhookEvents {
   async sendTest(owner: EndpointOwner, endpointId: string, now: Date): Promise<string> {
     const endpoint = await this.#endpoints.find(owner, endpointId);
     if (endpoint.status !== 'ENABLED')
-      throw new InputError(`Webhook endpoint ${endpoint.id} is disabled: enable it before testing it.`, {
-        field: 'endpoint',
-      });
+      throw new InputRefusedError(
+        `Webhook endpoint ${endpoint.id} is disabled: enable it before testing it.`,
+        {
+          field: 'endpoint',
+        },
+      );
     const eventId = randomUUID();
     await withTransaction(this.#db, async (tx) => {
       // The endpoint's row is held while its waiting tests are counted, so that two requests cannot both pass.
@@ -178,7 +181,7 @@ export class WebhookEvents {
     if (endpointId !== undefined) {
       const endpoint = await this.#endpoints.find(owner, endpointId);
       if (endpoint.status !== 'ENABLED')
-        throw new InputError(
+        throw new InputRefusedError(
           `Webhook endpoint ${endpoint.id} is disabled: enable it before redelivering to it.`,
           {
             field: 'endpoint',
@@ -218,7 +221,7 @@ export class WebhookEvents {
         );
       if (chosen.length === 0) {
         if (eventId !== undefined)
-          throw new InputError(
+          throw new InputRefusedError(
             `Event ${eventId} does not exist (events are kept for EWA_WEBHOOK_RETENTION_DAYS), or no enabled endpoint of this caller receives it.`,
             { field: 'event' },
           );
@@ -234,7 +237,7 @@ export class WebhookEvents {
         tx,
       );
       if ((waiting[0]?.n ?? 0) + chosen.length > QUEUED_MAX)
-        throw new InputError(
+        throw new InputRefusedError(
           `More than ${QUEUED_MAX} deliveries would wait for this endpoint; none was queued. Try again once it has caught up.`,
           { field: endpointId === undefined ? 'event' : 'endpoint' },
         );

@@ -235,3 +235,17 @@ test('the document declares application/vnd.api+json on /rest and /admin, applic
   );
   assert.doesNotMatch(everywhere, /"application\/json"/);
 });
+
+test("the reference page's Authorize uses PKCE, with the public demo client prefilled in the sandbox", async (t) => {
+  const { api } = await buildTestApp(t);
+  const script = await api.inject({
+    url: '/rest/docs/static/swagger-initializer.js',
+    headers: { accept: '*/*' },
+  });
+  assert.equal(script.statusCode, 200);
+  assert.match(
+    script.body,
+    /ui\.initOAuth\(\{"usePkceWithAuthorizationCodeGrant":true,"clientId":"demo-partner-mobile"\}\)/,
+  );
+  assert.match(script.body, /"layout":"BaseLayout"/, 'no swagger-ui top bar');
+});

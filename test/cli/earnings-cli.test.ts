@@ -126,14 +126,17 @@ test('earnings import: wrong usage, a wrong header or an unknown organization wr
   assert.match(help.stdout, /hours\s+optional\s+hours worked, above 0 and at most 24/);
 
   const usage: [string[], RegExp][] = [
-    [[good], /--org names the organization; it is required/],
-    [['--org', 'acme', good], /--org must be an organization id \(UUID\) \(got "acme"\)/],
+    [[good], /--organization names the organization; it is required/],
+    [['--org', 'acme', good], /--organization must be a UUID \(got "acme"\)/],
     [['--org', organizationId], /name one earnings file/],
     [
       ['--org', organizationId, '/nonexistent/earnings.csv'],
       /cannot read \/nonexistent\/earnings\.csv: ENOENT/,
     ],
-    [['--org', organizationId, '--organization', organizationId, good], /Unknown option '--organization'/],
+    [
+      ['--org', organizationId, '--organization', randomUUID(), good],
+      /--org is another name for --organization: give one of them/,
+    ],
     [
       ['--org', organizationId, csvFile(t, 'earnings.csv', [`${HEADER},note`, `S-1,W-1,${day(-2)},8,,hi`])],
       /line 1: "note" is not an earnings column/,

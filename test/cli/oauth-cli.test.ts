@@ -57,7 +57,9 @@ test('clients: create, list, show, rotate-secret and delete, secrets shown once 
     '--json',
   );
   assert.equal(publicClient.json().client_secret, null);
-  assert.equal((await ewa(env, 'clients', 'rotate-secret', publicClient.json().client_id)).code, 2);
+  const noSecret = await ewa(env, 'clients', 'rotate-secret', publicClient.json().client_id);
+  assert.equal(noSecret.code, 1, 'refused by the record: the command ran and failed');
+  assert.match(noSecret.stderr, /authenticates with none: it has no secret/);
 
   assert.equal((await ewa(env, 'clients', 'delete', client.client_id)).code, 0);
   assert.equal((await ewa(env, 'clients', 'show', client.client_id)).code, 1);
@@ -97,16 +99,8 @@ test('clients create refuses what cannot be used, naming the flag', async (t) =>
       /needs the client's public keys/,
     ],
     [
-      [
-        '--name',
-        'x',
-        '--confidential',
-        '--scopes',
-        'health:read',
-        '--organizations',
-        '00000000-0000-4000-8000-000000000000',
-      ],
-      /no organization/,
+      ['--name', 'x', '--confidential', '--scopes', 'health:read', '--organizations', 'acme'],
+      /--organizations must be a UUID \(got "acme"\)/,
     ],
   ];
   for (const [flags, message] of cases) {
@@ -114,6 +108,20 @@ test('clients create refuses what cannot be used, naming the flag', async (t) =>
     assert.equal(result.code, 2, flags.join(' '));
     assert.match(result.stderr, message);
   }
+  const nowhere = await ewa(
+    env,
+    'clients',
+    'create',
+    '--name',
+    'x',
+    '--confidential',
+    '--scopes',
+    'health:read',
+    '--organizations',
+    '00000000-0000-4000-8000-000000000000',
+  );
+  assert.equal(nowhere.code, 1, 'an organization that does not exist: the command failed');
+  assert.match(nowhere.stderr, /No organization 00000000-0000-4000-8000-000000000000/);
   const family = await ewa(env, 'clients', 'frobnicate');
   assert.equal(family.code, 2);
   assert.match(family.stderr, /unknown command "frobnicate".*ewa clients create/);
@@ -162,10 +170,17 @@ test('keys rotate adds a key; tokens issue mints a user token in the sandbox onl
   const newKid = JSON.parse(Buffer.from(after.stdout.trim().split('.')[0]!, 'base64url').toString()).kid;
   assert.ok(rotated.json().kids.includes(newKid), 'the new key signs from now on');
 
+  // A malformed value is wrong usage (2); a record that does not exist, or refuses, a failure (1).
   const refused = [
     [
       ['--person', person, '--client', DEMO.clients.public.clientId, '--scopes', 'client:admin'],
       /not a user scope/,
+      2,
+    ],
+    [
+      ['--person', 'nobody', '--client', DEMO.clients.public.clientId, '--scopes', 'user:read'],
+      /--person must be a UUID/,
+      2,
     ],
     [
       [
@@ -176,13 +191,14 @@ test('keys rotate adds a key; tokens issue mints a user token in the sandbox onl
         '--scopes',
         'user:read',
       ],
-      /no person/,
+      /No person/,
+      1,
     ],
-    [['--person', person, '--client', 'nobody', '--scopes', 'user:read'], /no client nobody/],
+    [['--person', person, '--client', 'nobody', '--scopes', 'user:read'], /No client nobody/, 1],
   ] as const;
-  for (const [flags, message] of refused) {
+  for (const [flags, message, code] of refused) {
     const result = await ewa(env, 'tokens', 'issue', ...flags);
-    assert.equal(result.code, 2);
+    assert.equal(result.code, code, result.stderr);
     assert.match(result.stderr, message);
   }
   const production = await ewa(
@@ -202,6 +218,6 @@ test('keys rotate adds a key; tokens issue mints a user token in the sandbox onl
     '--scopes',
     'user:read',
   );
-  assert.equal(production.code, 2);
+  assert.equal(production.code, 1, 'refused by the server: the command ran and failed');
   assert.match(production.stderr, /sandbox only/);
 });

@@ -116,6 +116,18 @@ test('orgs: create, list, show and set-policy; a bad value exits 2 naming the fi
   assert.equal(policy.fee_bank_instant_minor, 150);
   assert.equal(policy.access_rate_bp, 6000, 'fields not given keep their values');
   assert.equal(policy.fee_card_instant_minor, null);
+  const withdrawn = await ewa(
+    env,
+    'orgs',
+    'set-policy',
+    organization.id,
+    '--fee-bank-instant-minor',
+    'none',
+    '--json',
+  );
+  assert.equal(withdrawn.code, 0, withdrawn.stderr);
+  assert.equal(withdrawn.json().policy.fee_bank_instant_minor, null, 'none: no longer offered');
+  assert.equal(withdrawn.json().policy.pay_frequency, 'WEEKLY', 'the other fields stay');
 
   const nothing = await ewa(env, 'orgs', 'set-policy', organization.id);
   assert.equal(nothing.code, 2);
@@ -124,8 +136,8 @@ test('orgs: create, list, show and set-policy; a bad value exits 2 naming the fi
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /ewa orgs show: No organization /);
   const malformed = await ewa(env, 'orgs', 'set-policy', 'not-an-id', '--access-rate-bp', '1');
-  assert.equal(malformed.code, 1);
-  assert.match(malformed.stderr, /No organization not-an-id/);
+  assert.equal(malformed.code, 2, 'malformed on its face: wrong usage');
+  assert.match(malformed.stderr, /ORGANIZATION_ID must be a UUID \(got "not-an-id"\)/);
 });
 
 test('people import: people, jobs and earnings balances; a bad line is refused alone; re-importing changes nothing', async (t) => {
@@ -276,7 +288,10 @@ test('people import: a wrong header, a missing file or an unknown organization w
   const refused = await ewa(env, 'people', 'import', typo, '--organization', organizationId);
   assert.equal(refused.code, 2);
   assert.match(refused.stderr, /line 1: "emial" is not a roster column/);
-  assert.match(refused.stderr, /primary_identifier\s+required/, 'the help lists the columns');
+  assert.match(
+    refused.stderr,
+    /\nUsage: ewa people import ROSTER\.csv .*\nRun `ewa people import --help` for more\.\n$/,
+  );
   const missing = await ewa(
     env,
     'people',

@@ -4,6 +4,8 @@ import { DEMO } from '../../src/seed/demo.ts';
 import { cliDatabaseEnv, ewa } from '../helpers/cli.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
 
+const ZERO_ID = '00000000-0000-4000-8000-000000000000';
+
 test('ewa webhooks: add, list, test, deliveries, redeliver, disable/enable, rotate-secret, remove', async (t) => {
   const env = await cliDatabaseEnv(t);
   assert.equal((await ewa(env, 'seed', '--json')).code, 0);
@@ -54,7 +56,7 @@ test('ewa webhooks: add, list, test, deliveries, redeliver, disable/enable, rota
   const disabled = await ewa(env, 'webhooks', 'disable', endpoint.id);
   assert.match(disabled.stdout, /DISABLED \(Disabled by request\.\)/);
   const refused = await ewa(env, 'webhooks', 'redeliver', '--event', firstEvent, '--endpoint', endpoint.id);
-  assert.equal(refused.code, 2);
+  assert.equal(refused.code, 1, 'refused by the endpoint: the command ran and failed');
   assert.match(refused.stderr, /disabled: enable it before redelivering/);
   assert.equal((await ewa(env, 'webhooks', 'enable', endpoint.id)).code, 0);
   const again = await ewa(env, 'webhooks', 'redeliver', '--event', firstEvent, '--endpoint', endpoint.id);
@@ -66,14 +68,15 @@ test('ewa webhooks: add, list, test, deliveries, redeliver, disable/enable, rota
   assert.match(rotated.stdout, /^secret {2}whsec_/);
 
   for (const [argv, code, message] of [
-    [['webhooks', 'add', '--client', 'ghost', '--url', receiver.url], 2, /No client ghost/],
+    [['webhooks', 'add', '--client', 'ghost', '--url', receiver.url], 1, /No client ghost/],
     [['webhooks', 'add', '--client', client, '--url', 'gopher://x'], 2, /url must start with/],
     [
       ['webhooks', 'add', '--client', client, '--url', receiver.url, '--events', 'nope'],
       2,
       /unknown types \(nope\)/,
     ],
-    [['webhooks', 'remove', 'nope'], 1, /No webhook endpoint nope/],
+    [['webhooks', 'remove', 'nope'], 2, /ENDPOINT_ID must be a UUID \(got "nope"\)/],
+    [['webhooks', 'remove', ZERO_ID], 1, /No webhook endpoint 0{8}-/],
     [
       ['webhooks', 'redeliver', '--endpoint', endpoint.id, '--from', 'yesterday', '--to', 'now'],
       2,
