@@ -132,9 +132,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     soleProcess: deps.database.kind === 'pglite',
     realNow: now,
   });
+  // A reset by any process replaces the system ledger accounts this process remembers.
+  sandboxClock?.onReset(() => money.ledger.forget());
   sandboxClock?.startRefreshing();
   // Webhooks count their retry window on the money work's clock: the events they carry are stamped with it.
-  const webhooks = createWebhooks(db, config, { logger: api.log, now: moneyNow });
+  const webhooks = createWebhooks(db, config, { logger: api.log, now: moneyNow, realNow: now });
   api.addHook('onClose', async () => {
     await Promise.all([money.outbox.stop(), webhooks.dispatcher.stop()]);
     revocations.stop();

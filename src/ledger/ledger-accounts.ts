@@ -28,6 +28,11 @@ export class SystemLedger {
     this.#db = db;
   }
 
+  /** Forgets what it remembered: the sandbox's reset replaced the rows (SandboxClock.onReset). */
+  forget(): void {
+    this.#known.clear();
+  }
+
   /** Call outside any open transaction (the embedded database has one connection). */
   async accountsFor(organizationId: string, currency: string): Promise<SystemAccounts> {
     const known = await this.existingIn(this.#db, organizationId, currency);

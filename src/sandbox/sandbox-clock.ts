@@ -8,6 +8,12 @@ import type { Db } from '../db/database.ts';
  */
 export const SANDBOX_OFFSET_SETTING = 'sandbox_clock_offset_ms';
 
+/**
+ * When the demo data was last put back by a reset: a process that sees it change forgets what it remembered of the
+ * records the reset replaced (the system ledger accounts' ids).
+ */
+export const SANDBOX_RESET_SETTING = 'sandbox_reset_at';
+
 /** How often a server re-reads the offset: another process's advance shows within about this long. */
 export const SANDBOX_CLOCK_REFRESH_MS = 1000;
 
@@ -33,6 +39,15 @@ export async function raiseSandboxOffsetMs(db: Db, offsetMs: number): Promise<nu
   return Number(rows[0]?.value ?? 0);
 }
 
+async function readResetMark(db: Db): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('app_settings')
+    .select('value')
+    .where('key', '=', SANDBOX_RESET_SETTING)
+    .executeTakeFirst();
+  return row === undefined ? undefined : JSON.stringify(row.value);
+}
+
 /**
  * The money clock of one process in the sandbox: `now()` is the real clock plus the offset, read from a copy kept
  * in memory, so that asking the time costs no round trip. A server refreshes the copy every second; an advance in
@@ -44,6 +59,8 @@ export class SandboxClock {
   readonly #realNow: () => Date;
   #offsetMs = 0;
   #held = false;
+  #resetMark: string | undefined;
+  readonly #resetListeners: (() => void)[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   private constructor(db: Db, realNow: () => Date) {
@@ -55,6 +72,7 @@ export class SandboxClock {
   static async open(db: Db, realNow: () => Date = () => new Date()): Promise<SandboxClock> {
     const clock = new SandboxClock(db, realNow);
     clock.#offsetMs = await readSandboxOffsetMs(db);
+    clock.#resetMark = await readResetMark(db);
     return clock;
   }
 
@@ -78,10 +96,23 @@ export class SandboxClock {
     this.#held = false;
   }
 
-  /** Re-reads the offset; a failed read keeps the copy (the next one will do). */
+  /** Runs `listener` whenever a reset (by any process) is noticed. */
+  onReset(listener: () => void): void {
+    this.#resetListeners.push(listener);
+  }
+
+  /**
+   * Re-reads the offset, and whether the demo was reset meanwhile (then tells the listeners); a failed read keeps
+   * the copy (the next one will do).
+   */
   async refresh(): Promise<void> {
-    if (this.#held) return;
     try {
+      const mark = await readResetMark(this.#db);
+      if (mark !== this.#resetMark) {
+        this.#resetMark = mark;
+        for (const listener of this.#resetListeners) listener();
+      }
+      if (this.#held) return;
       const offsetMs = await readSandboxOffsetMs(this.#db);
       if (!this.#held) this.#offsetMs = offsetMs;
     } catch {

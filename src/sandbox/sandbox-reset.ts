@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { claimDemoDataIn, DEMO, DEMO_SETTING, type DemoSeedOutcome, seedDemoDataOnce } from '../seed/demo.ts';
 import type { SandboxClock } from './sandbox-clock.ts';
-import { SANDBOX_OFFSET_SETTING } from './sandbox-clock.ts';
+import { SANDBOX_OFFSET_SETTING, SANDBOX_RESET_SETTING } from './sandbox-clock.ts';
 import { SandboxLease } from './sandbox-lease.ts';
 
 /**
@@ -82,6 +83,13 @@ export async function resetSandbox(options: ResetOptions): Promise<ResetReport> 
         .where('key', 'in', [DEMO_SETTING, SANDBOX_OFFSET_SETTING])
         .execute();
       await claimDemoDataIn(tx, now, config);
+      // Every process on the database notices this and forgets the records it replaced (SandboxClock.onReset).
+      const mark = JSON.stringify(`${now.toISOString()} ${randomUUID()}`);
+      await tx
+        .insertInto('app_settings')
+        .values({ key: SANDBOX_RESET_SETTING, value: mark })
+        .onConflict((conflict) => conflict.column('key').doUpdateSet({ value: mark, updated_at: now }))
+        .execute();
       if (links.length > 0)
         await tx
           .insertInto('oauth_client_organizations')
@@ -90,6 +98,8 @@ export async function resetSandbox(options: ResetOptions): Promise<ResetReport> 
           .execute();
     });
     clock.release(0);
+    // This process notices its own reset at once (the others within a refresh).
+    await clock.refresh();
     // The claim was made above, so seeding finishes the history; another process may have made it meanwhile.
     const made = await seedDemoDataOnce(db, now, config, { soleProcess: options.soleProcess });
     return { demo: made === 'BEING_MADE' ? made : 'SEEDED', now };

@@ -28,6 +28,11 @@ export interface WebhookDeliveryOptions {
   baseUrl: string;
   /** The application's clock (the dispatcher's); each send is told the instant it is sent as of. */
   now: () => Date;
+  /**
+   * Real time (the server's, which rotations are stamped with): which secrets sign. Secrets are the receiver's
+   * configuration in the real world, so a sandbox clock moved ahead does not expire them.
+   */
+  secretsNow?: () => Date;
   logger: OutboxLogger;
 }
 
@@ -95,7 +100,11 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
       );
       // The receiver checks the timestamp against its own clock: real time, whatever the sandbox's says.
       const sentAt = new Date();
-      const secrets = await options.endpoints.signingSecrets(db, endpointId, now);
+      const secrets = await options.endpoints.signingSecrets(
+        db,
+        endpointId,
+        (options.secretsNow ?? options.now)(),
+      );
       const signature = secrets.map((secret) => new Webhook(secret).sign(eventId, sentAt, body)).join(' ');
       const started = performance.now();
       let statusCode: number;

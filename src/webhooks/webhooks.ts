@@ -16,7 +16,13 @@ export interface Webhooks {
 export function createWebhooks(
   db: Db,
   config: Config,
-  options: { now?: () => Date; logger: OutboxLogger; random?: () => number },
+  options: {
+    now?: () => Date;
+    /** Real time, when `now` is the sandbox's: secrets expire on it (see WebhookDeliveryOptions.secretsNow). */
+    realNow?: () => Date;
+    logger: OutboxLogger;
+    random?: () => number;
+  },
 ): Webhooks {
   const endpoints = new WebhookEndpoints(db, config.webhooks, new WebhookSecretBox(config.masterKey));
   return {
@@ -28,6 +34,7 @@ export function createWebhooks(
       config: config.webhooks,
       baseUrl: config.api.publicUrl,
       now: options.now ?? (() => new Date()),
+      ...(options.realNow ? { secretsNow: options.realNow } : {}),
       logger: options.logger,
       leaseSeconds: config.money.outbox.leaseSeconds,
       ...(options.random ? { random: options.random } : {}),

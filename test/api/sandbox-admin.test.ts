@@ -41,7 +41,7 @@ async function sandboxApp(t: TestContext) {
   const database = await openTestDatabase(t);
   await seedDemo(database.db);
   const app = await buildTestAppOn(t, database, { EWA_SEED_DEMO: 'true' }, { now: () => REAL_NOW });
-  return { app, call: await operatorOf(app) };
+  return { app, database, call: await operatorOf(app) };
 }
 
 const advanceBody = (attributes: Record<string, unknown>) => ({
@@ -239,4 +239,80 @@ test('an advance of the sandbox sends the events of what it ran: the demo partne
   // Stamped on the sandbox's time; signed on real time, as receivers check it.
   assert.ok(new Date(settled.payload.timestamp) > REAL_NOW);
   assert.ok(Math.abs(Number(settled.headers['webhook-timestamp']) * 1000 - Date.now()) < 60_000);
+});
+
+test('after a reset, this process and another on the same database take advances and advance the clock again', async (t) => {
+  const { app, database, call } = await sandboxApp(t);
+  // A second server on the same database, as another process is (it notices the reset on its next refresh).
+  const other = await buildTestAppOn(t, database, { EWA_SEED_DEMO: 'true' }, { now: () => REAL_NOW });
+  const alex = demoWorker('Alex');
+  const advanceAs = async (server: TestApp, amount: number) => {
+    const token = await userToken(server, alex.personId, ['user:read', 'user:read_write']);
+    return server.api.inject({
+      method: 'POST',
+      url: '/rest/transfers',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': JSON_API,
+        'idempotency-key': crypto.randomUUID(),
+      },
+      payload: JSON.stringify({
+        data: {
+          type: 'transfers',
+          attributes: { amount, currency: 'USD', schedule: 'NEXT_BUSINESS_DAY' },
+          relationships: {
+            origin: { data: { type: 'accounts', id: alex.balanceAccountId } },
+            destination: { data: { type: 'accounts', id: alex.depositoryId } },
+          },
+        },
+      }),
+    });
+  };
+  // Both processes have used (and remembered) the employer's system ledger accounts before the reset.
+  assert.equal((await advanceAs(app, 600)).statusCode, 200);
+  assert.equal((await advanceAs(other, 700)).statusCode, 200);
+  assert.equal(
+    (await call('POST', '/admin/sandbox/reset', { data: { type: 'sandbox_resets' } })).statusCode,
+    200,
+  );
+  await other.sandbox.refresh();
+  for (const [server, amount] of [
+    [app, 800],
+    [other, 900],
+  ] as const) {
+    const answer = await advanceAs(server, amount);
+    assert.equal(answer.statusCode, 200, answer.body);
+  }
+  const advanced = await call('POST', '/admin/sandbox/clock', advanceBody({ days: 1 }));
+  assert.equal(advanced.statusCode, 200, advanced.body);
+});
+
+test('secrets expire on real time: a rotation’s overlap holds after the sandbox clock moved a day ahead', async (t) => {
+  const database = await openTestDatabase(t);
+  await seedDemo(database.db);
+  const app = await buildTestAppOn(
+    t,
+    database,
+    { EWA_SEED_DEMO: 'true', EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' },
+    { now: () => REAL_NOW },
+  );
+  const call = await operatorOf(app);
+  const receiver = await startReceiver(t);
+  const created = await call('POST', '/admin/webhook_endpoints', {
+    data: {
+      type: 'webhook_endpoints',
+      attributes: { url: receiver.url, client_id: DEMO.clients.confidential.clientId },
+    },
+  });
+  const id = created.json().data.id;
+  const rotated = await call('POST', `/admin/webhook_endpoints/${id}/rotate_secret`, {
+    data: { type: 'webhook_secret_rotations', attributes: { overlap_seconds: 600 } },
+  });
+  assert.equal(rotated.statusCode, 200, rotated.body);
+  assert.equal((await call('POST', '/admin/sandbox/clock', advanceBody({ days: 1 }))).statusCode, 200);
+  assert.equal((await call('POST', `/admin/webhook_endpoints/${id}/test`)).statusCode, 202);
+  await app.webhooks.dispatcher.dispatchDue();
+  const test = receiver.received.find((r) => r.payload.type === 'webhook.test');
+  assert.ok(test);
+  assert.equal(String(test.headers['webhook-signature']).split(' ').length, 2, 'the old secret still signs');
 });
