@@ -11,7 +11,8 @@ export function loadConfig(env = process.env) {
     host: env.HOST ?? 'localhost',
     /** Where browsers reach this app: the redirect URI registered for the client is `${appUrl}/callback`. */
     appUrl,
-    apiUrl: trimSlash(env.EWA_API_URL ?? 'http://localhost:8080'),
+    // EWA_BASE_URL is the server's own name for it: a shell set up for the server works for the app too.
+    apiUrl: trimSlash(env.EWA_API_URL ?? env.EWA_BASE_URL ?? 'http://localhost:8080'),
     authUrl: trimSlash(env.EWA_AUTH_URL ?? 'http://localhost:8081'),
     paymentsUrl: trimSlash(env.EWA_PAYMENTS_URL ?? 'http://localhost:8082'),
     /** The public client people sign in with (PKCE, no secret). */

@@ -82,9 +82,21 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
     COMMANDS.find((candidate) => candidate.name === `${name} ${subcommand}`) ??
     COMMANDS.find((candidate) => candidate.name === name);
   if (!command) {
-    const family = COMMANDS.filter((candidate) => candidate.name.startsWith(`${name} `)).map(
-      (c) => `ewa ${c.name}`,
-    );
+    const members = COMMANDS.filter((candidate) => candidate.name.startsWith(`${name} `));
+    const family = members.map((c) => `ewa ${c.name}`);
+    // `ewa webhooks --help`: the family's commands, each with what it does.
+    if (members.length > 0 && (subcommand === '--help' || subcommand === '-h')) {
+      const width = Math.max(...members.map((c) => c.name.length));
+      writeLine(
+        context.stdout,
+        [
+          `ewa ${name} — its commands (ewa ${name} <command> --help for each one's flags):`,
+          '',
+          ...members.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+        ].join('\n'),
+      );
+      return 0;
+    }
     writeLine(
       context.stderr,
       family.length > 0

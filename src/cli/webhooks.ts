@@ -112,8 +112,10 @@ export const webhookCommands: Command[] = [
     summary: "Register a URL to receive a client's events (prints its signing secret once)",
     help:
       'Usage: ewa webhooks add --client CLIENT_ID --url URL [--events TYPE,TYPE] [--description TEXT] [--json]\n\n' +
-      "The endpoint receives the events of the client's organizations and of the people who work there, signed\n" +
-      'by the Standard Webhooks scheme with the secret printed here (whsec_…): it is not shown again.\n' +
+      'The endpoint receives what a token of the client could read: jobs and earnings balances of its\n' +
+      "organizations, and a worker's transfers, paychecks and accounts once the worker signed in to one of the\n" +
+      "partner's apps (ewa clients create --partner). Deliveries are signed by the Standard Webhooks scheme with\n" +
+      'the secret printed here (whsec_…): it is not shown again. A running server sends them.\n' +
       EVENTS_HELP,
     options: {
       client: { type: 'string' },

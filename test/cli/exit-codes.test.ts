@@ -70,3 +70,12 @@ test('a value naming a record that does not exist exits 1; a value malformed on 
     else assert.equal(run.stderr.split('\n').length, 2, `one line: ${run.stderr}`);
   }
 });
+
+test('a family of commands lists its members on --help, exit 0', async () => {
+  for (const family of ['webhooks', 'sandbox', 'clients']) {
+    const run = await ewa({}, family, '--help');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, new RegExp(`^ewa ${family} — its commands`));
+    assert.match(run.stdout, new RegExp(`\\n  ${family} \\S+ +\\S`));
+  }
+});
