@@ -229,6 +229,8 @@ test('a rotated secret: both sign during the overlap, then only the new one', as
   assert.equal(String(during!.headers['webhook-signature']).split(' ').length, 2);
   for (const secret of [receiver.secrets[0]!, fresh])
     new Webhook(secret).verify(during!.body, during!.headers as Record<string, string>);
+  // Real time passes too: secrets expire on the server's clock, not on the instant a dispatch is asked for.
+  clock.at = later(22 * HOUR);
   await app.money.settle(later(22 * HOUR));
   await dispatch(app, later(22 * HOUR));
   const after = receiver.received[1]!;
