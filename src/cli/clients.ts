@@ -1,6 +1,5 @@
 import type { Db } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
-import { InputRefusedError } from '../errors/input-error.ts';
 import {
   CLIENT_AUTH_METHODS,
   type ClientAuthMethod,
@@ -11,7 +10,6 @@ import {
   type OAuthClient,
   rotateClientSecret,
 } from '../oauth/clients.ts';
-import { findOrganization } from '../operator/organizations.ts';
 import { type Command, type Flags, UsageError, uuidValue, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
@@ -57,11 +55,8 @@ function clientIdOf(positionals: string[]): string {
   return positionals[0]!;
 }
 
-/**
- * The client named, or RECORD_NOT_FOUND (exit 1). Checked here rather than left to the oauth module, whose
- * InputError the CLI reads as wrong usage.
- */
-export async function existingClient(db: Db, clientId: string): Promise<OAuthClient> {
+/** The client named, or RECORD_NOT_FOUND (exit 1). */
+async function existingClient(db: Db, clientId: string): Promise<OAuthClient> {
   const client = await findClient(db, clientId);
   if (!client) throw new AppError('RECORD_NOT_FOUND', { detail: `No client ${clientId.slice(0, 64)}.` });
   return client;
@@ -124,7 +119,6 @@ const create: Command = {
       .filter(Boolean)
       .map((id) => uuidValue('--organizations', id));
     return withMigratedDatabase(context, async ({ config, database }) => {
-      for (const id of organizationIds) await findOrganization(database.db, id);
       const { client, secret } = await createClient(
         database.db,
         {
@@ -206,10 +200,6 @@ const rotateSecret: Command = {
   async run(flags, positionals, context) {
     const clientId = clientIdOf(positionals);
     return withMigratedDatabase(context, async ({ database }) => {
-      const client = await existingClient(database.db, clientId);
-      if (client.authMethod === 'none' || client.authMethod === 'private_key_jwt') {
-        throw new InputRefusedError(`${clientId} authenticates with ${client.authMethod}: it has no secret.`);
-      }
       const secret = await rotateClientSecret(database.db, clientId);
       writeLine(
         context.stdout,
@@ -231,7 +221,6 @@ const remove: Command = {
   async run(flags, positionals, context) {
     const clientId = clientIdOf(positionals);
     return withMigratedDatabase(context, async ({ database }) => {
-      await existingClient(database.db, clientId);
       await deleteClient(database.db, clientId, new Date());
       writeLine(
         context.stdout,

@@ -1,9 +1,6 @@
 import { loadConfig } from '../config.ts';
-import { AppError } from '../errors/app-error.ts';
 import { InputRefusedError } from '../errors/input-error.ts';
 import { issueUserToken } from '../oauth/issue-token.ts';
-import { USER_SCOPES } from '../oauth/scopes.ts';
-import { existingClient } from './clients.ts';
 import { type Command, UsageError, uuidValue, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
@@ -32,26 +29,12 @@ export const tokensIssueCommand: Command = {
       .split(/[\s,]+/)
       .filter(Boolean);
     const config = loadConfig(context.env);
+    // Refused before the database is opened: production may have none this command could reach.
     if (config.env !== 'uat')
       throw new InputRefusedError('minting tokens is for the sandbox only (EWA_ENV=uat).');
     return withMigratedDatabase(
       context,
       async ({ database }) => {
-        // The records named are looked up here: a missing one is a failure of the command (1), not wrong usage.
-        const person = await database.db
-          .selectFrom('people')
-          .select('id')
-          .where('id', '=', personId)
-          .executeTakeFirst();
-        if (!person) throw new AppError('RECORD_NOT_FOUND', { detail: `No person ${personId}.` });
-        const client = await existingClient(database.db, clientId);
-        const unregistered = scopes.find(
-          (scope) => Object.hasOwn(USER_SCOPES, scope) && !client.scopes.includes(scope),
-        );
-        if (unregistered !== undefined)
-          throw new InputRefusedError(
-            `--scopes: ${unregistered} is not registered for client ${client.clientId}.`,
-          );
         const response = await issueUserToken(config, database.db, {
           personId,
           clientId,

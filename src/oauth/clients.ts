@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
-import { InputError } from '../errors/input-error.ts';
+import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { CLIENT_SCOPES, isScope, scopesAllowedFor } from './scopes.ts';
 
 /** A partner application registered out of band. Only a hash of its secret is kept. */
@@ -174,7 +174,8 @@ export async function insertClient(
       .where('id', 'in', input.organizationIds)
       .execute();
     const missing = input.organizationIds.filter((id) => !found.some((row) => row.id === id));
-    if (missing.length > 0) throw new InputError(`--organizations: no organization ${missing.join(', ')}.`);
+    if (missing.length > 0)
+      throw new InputRefusedError(`No organization ${missing.join(', ')}.`, { field: 'organizations' });
   }
   await tx
     .insertInto('oauth_clients')
@@ -263,9 +264,9 @@ export async function findClientSecretHash(db: Db, clientId: string): Promise<st
 
 export async function rotateClientSecret(db: Db, clientId: string): Promise<string> {
   const client = await findClient(db, clientId);
-  if (!client) throw new InputError(`No client ${clientId}.`);
+  if (!client) throw new InputRefusedError(`No client ${clientId}.`);
   if (client.authMethod === 'none' || client.authMethod === 'private_key_jwt') {
-    throw new InputError(`${clientId} authenticates with ${client.authMethod}: it has no secret.`);
+    throw new InputRefusedError(`${clientId} authenticates with ${client.authMethod}: it has no secret.`);
   }
   const secret = newSecret();
   await db
@@ -285,7 +286,7 @@ export async function deleteClient(db: Db, clientId: string, now: Date): Promise
       .where('client_id', '=', clientId)
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) throw new InputError(`No client ${clientId}.`);
+    if (Number(updated.numUpdatedRows) === 0) throw new InputRefusedError(`No client ${clientId}.`);
     // Tokens already handed out are JWTs the API verifies alone: the revocation tells every API process.
     await tx
       .insertInto('oauth_revocations')

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { InputError } from '../errors/input-error.ts';
+import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { findClient } from './clients.ts';
 import { createProvider } from './provider.ts';
 import { USER_SCOPES } from './scopes.ts';
@@ -23,22 +23,23 @@ export async function issueUserToken(
   db: Db,
   input: { personId: string; clientId: string; scopes: string[]; now?: () => Date },
 ): Promise<TokenResponse> {
-  if (config.env !== 'uat') throw new InputError('Minting tokens is for the sandbox only (EWA_ENV=uat).');
+  if (config.env !== 'uat')
+    throw new InputRefusedError('Minting tokens is for the sandbox only (EWA_ENV=uat).');
   const person = await db
     .selectFrom('people')
     .select('id')
     .where('id', '=', input.personId)
     .executeTakeFirst();
-  if (!person) throw new InputError(`--person: no person ${input.personId}.`);
+  if (!person) throw new InputRefusedError(`No person ${input.personId}.`, { field: 'person' });
   const client = await findClient(db, input.clientId);
-  if (!client) throw new InputError(`--client: no client ${input.clientId}.`);
+  if (!client) throw new InputRefusedError(`No client ${input.clientId}.`, { field: 'client' });
   for (const scope of input.scopes) {
     if (!Object.hasOwn(USER_SCOPES, scope))
       throw new InputError(
         `--scopes: ${scope} is not a user scope (${Object.keys(USER_SCOPES).join(', ')}).`,
       );
     if (!client.scopes.includes(scope))
-      throw new InputError(`--scopes: ${scope} is not registered for client ${client.clientId}.`);
+      throw new InputRefusedError(`--scopes: ${scope} is not registered for client ${client.clientId}.`);
   }
   if (input.scopes.length === 0) throw new InputError('--scopes must name at least one user scope.');
   const now = input.now ?? (() => new Date());
