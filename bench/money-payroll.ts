@@ -27,7 +27,7 @@ const seconds = (since: number) => (performance.now() - since) / 1000;
 const format = (value: number) => value.toLocaleString('en-US');
 
 /** Advances of some workers through the transfer service (the API's own code, without HTTP), a few at a time. */
-async function takeAdvances(
+export async function takeAdvances(
   money: ReturnType<typeof createMoneyCore>,
   workers: readonly BenchWorker[],
   concurrency: number,

@@ -10,6 +10,7 @@ import {
   openBenchSchema,
   recordShifts,
 } from './money-fixture.ts';
+import { takeAdvances } from './money-payroll.ts';
 import { writeSection } from './report.ts';
 
 const DURING_PERIOD = new Date('2026-03-11T15:30:00Z');
@@ -17,33 +18,13 @@ const IN_FLIGHT = 8;
 const format = (value: number) => value.toLocaleString('en-US');
 const SILENT = { warn: () => {}, error: () => {} };
 
-/** `count` advances of different workers through the transfer service, IN_FLIGHT at a time; their rate per second. */
+/** One advance of each worker through the transfer service, IN_FLIGHT at a time; their rate per second. */
 async function advancesPerSecond(
   money: ReturnType<typeof createMoneyCore>,
   workers: readonly BenchWorker[],
 ): Promise<number> {
   const started = performance.now();
-  let next = 0;
-  const lane = async () => {
-    for (let index = next++; index < workers.length; index = next++) {
-      const worker = workers[index]!;
-      await money.transfers.create(
-        worker.personId,
-        {
-          id: undefined,
-          amountMinor: 2000,
-          currency: 'USD',
-          schedule: 'NEXT_BUSINESS_DAY',
-          preview: false,
-          originId: worker.balanceAccountId,
-          destinationId: worker.depositoryId,
-          personId: undefined,
-        },
-        DURING_PERIOD,
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  await takeAdvances(money, workers, IN_FLIGHT);
   return workers.length / ((performance.now() - started) / 1000);
 }
 

@@ -56,14 +56,14 @@ export const ORGANIZATION_OPTIONS = {
   org: { type: 'string' },
 } as const satisfies Command['options'];
 
-/** The organization named by `--organization` or its alias `--org`; undefined when neither is given. */
+/** The organization (a UUID, else wrong usage) named by `--organization` or its alias `--org`; undefined when neither. */
 export function organizationFlag(flags: Flags): string | undefined {
   const { organization, org } = flags;
   if (typeof organization === 'string' && typeof org === 'string' && organization !== org) {
     throw new UsageError('--org is another name for --organization: give one of them.');
   }
   const value = organization ?? org;
-  return typeof value === 'string' ? value : undefined;
+  return typeof value === 'string' ? uuidValue('--organization', value) : undefined;
 }
 
 export function writeLine(stream: NodeJS.WritableStream, text = ''): void {

@@ -12,14 +12,7 @@ import {
 import { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { EARNINGS_COLUMNS } from '../money/earnings/earnings-row.ts';
 import { currencyFractionDigits } from '../operator/decimal-amount.ts';
-import {
-  type Command,
-  ORGANIZATION_OPTIONS,
-  organizationFlag,
-  UsageError,
-  uuidValue,
-  writeLine,
-} from './command.ts';
+import { type Command, ORGANIZATION_OPTIONS, organizationFlag, UsageError, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
 
@@ -108,9 +101,9 @@ const importCommand: Command = {
   allowPositionals: true,
   async run(flags, positionals, context) {
     if (positionals.length !== 1) throw new UsageError('name one earnings file.');
-    const named = organizationFlag(flags);
-    if (named === undefined) throw new UsageError('--organization names the organization; it is required.');
-    const organizationId = uuidValue('--organization', named);
+    const organizationId = organizationFlag(flags);
+    if (organizationId === undefined)
+      throw new UsageError('--organization names the organization; it is required.');
     const path = positionals[0]!;
     await readableFile(path);
     const total = Math.max((await countLines(path)) - 1, 0);

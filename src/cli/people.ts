@@ -9,14 +9,7 @@ import {
   rosterImportAttributes,
 } from '../operator/roster-import.ts';
 import { ROSTER_COLUMNS } from '../operator/roster-row.ts';
-import {
-  type Command,
-  ORGANIZATION_OPTIONS,
-  organizationFlag,
-  UsageError,
-  uuidValue,
-  writeLine,
-} from './command.ts';
+import { type Command, ORGANIZATION_OPTIONS, organizationFlag, UsageError, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
 
@@ -62,8 +55,7 @@ const importCommand: Command = {
     if (positionals.length !== 1) throw new UsageError('name one roster file.');
     const path = positionals[0]!;
     const size = await readableFile(path);
-    const named = organizationFlag(flags);
-    const organizationId = named === undefined ? undefined : uuidValue('--organization', named);
+    const organizationId = organizationFlag(flags);
     return withMigratedDatabase(context, async ({ database }) => {
       const started = performance.now();
       const progress = startProgress(context, 'Importing roster (bytes)', size);

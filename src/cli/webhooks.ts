@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
+import { endpointAttributes } from '../resources/webhook-endpoints/serialize.ts';
 import { EVENT_TYPE_NAMES } from '../webhooks/event-types.ts';
 import { EndpointNotFound, type WebhookEndpoint } from '../webhooks/webhook-endpoints.ts';
 import { DELIVERIES_LIST_MAX, type DeliveryAttempt } from '../webhooks/webhook-events.ts';
@@ -42,17 +43,7 @@ function withWebhooks(
 const now = (context: CliContext) => (context.now ?? (() => new Date()))();
 
 function endpointJson(endpoint: WebhookEndpoint) {
-  return {
-    id: endpoint.id,
-    client_id: endpoint.clientId,
-    url: endpoint.url,
-    description: endpoint.description,
-    event_types: endpoint.eventTypes,
-    status: endpoint.status,
-    disabled_reason: endpoint.disabledReason,
-    created_at: endpoint.createdAt.toISOString(),
-    updated_at: endpoint.updatedAt.toISOString(),
-  };
+  return { id: endpoint.id, ...endpointAttributes(endpoint, { withClient: true }) };
 }
 
 function endpointLine(endpoint: WebhookEndpoint): string {

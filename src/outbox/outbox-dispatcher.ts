@@ -60,10 +60,14 @@ export interface OutboxDispatcherOptions {
   inOrderBySubject?: boolean;
   /**
    * With inOrderBySubject: at most `perRound` messages of one receiver (the payload's `key`) in a round, so that one
-   * slow receiver cannot take every lane of it. Its first claim also starts the message's clock (`createdAt`): how
-   * long it has been tried is counted on the dispatcher's clock from then.
+   * slow receiver cannot take every lane of it.
    */
   perReceiver?: { key: string; perRound: number };
+  /**
+   * A message's `createdAt` becomes the instant of its first claim, on this dispatcher's clock: how long it has been
+   * tried, whenever it was written (webhooks give up a window after their first try).
+   */
+  createdAtFirstClaim?: boolean;
   now: () => Date;
   /** In [0, 1): the jitter of the backoff (tests give a fixed one). */
   random: () => number;
@@ -204,7 +208,7 @@ export class OutboxDispatcher {
     // In order: a message waits while an earlier one of its subject is still in the outbox (being sent, or due
     // again later). Rail instructions have a subject each, and keep the plain order of their index.
     const receiver = this.#options.perReceiver;
-    const startsClock = receiver
+    const startsClock = this.#options.createdAtFirstClaim
       ? sql`, created_at = case when o.attempts = 0 then ${now}::timestamptz else o.created_at end`
       : sql``;
     const candidates = this.#options.inOrderBySubject

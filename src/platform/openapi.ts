@@ -37,8 +37,30 @@ function withMediaTypes(schema: RouteSchema, media: RouteMediaTypes): RouteSchem
  * send; the media types come from the same function as content negotiation. The reference page is served from
  * the installed swagger-ui files: it works with no network.
  */
+/** The mark of an operation whose body may be left out (its route fills in the default): see withOptionalBodies. */
+export const OPTIONAL_BODY = 'x-body-optional';
+
+/**
+ * @fastify/swagger marks every request body required, since Fastify validates one whenever a body schema is given;
+ * an operation whose route supplies a default body when none is sent says so with OPTIONAL_BODY, and its body is
+ * then documented as optional (the mark itself is not published).
+ */
+function withOptionalBodies<T>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, Record<string, unknown>>> }).paths ?? {};
+  for (const operations of Object.values(paths))
+    for (const operation of Object.values(operations)) {
+      if (!operation[OPTIONAL_BODY]) continue;
+      delete operation[OPTIONAL_BODY];
+      const body = operation.requestBody as { required?: boolean } | undefined;
+      if (body) body.required = false;
+    }
+  return document;
+}
+
 async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
   await app.register(swagger, {
+    transformObject: (document) =>
+      withOptionalBodies('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     transform: ({ schema, url, route }) => ({
       schema: schema
         ? (withMediaTypes(schema as RouteSchema, routeMediaTypes(url, route.config)) as never)

@@ -18,13 +18,23 @@ export const SANDBOX_RESET_SETTING = 'sandbox_reset_at';
 export const SANDBOX_CLOCK_REFRESH_MS = 1000;
 
 export async function readSandboxOffsetMs(db: Db): Promise<number> {
-  const row = await db
+  return (await readSandboxState(db)).offsetMs;
+}
+
+/** The offset and the mark of the last reset, in one read (a server does it every second). */
+async function readSandboxState(db: Db): Promise<{ offsetMs: number; resetMark: string | undefined }> {
+  const rows = await db
     .selectFrom('app_settings')
-    .select('value')
-    .where('key', '=', SANDBOX_OFFSET_SETTING)
-    .executeTakeFirst();
-  const value = Number(row?.value ?? 0);
-  return Number.isSafeInteger(value) && value > 0 ? value : 0;
+    .select(['key', 'value'])
+    .where('key', 'in', [SANDBOX_OFFSET_SETTING, SANDBOX_RESET_SETTING])
+    .execute();
+  const setting = (key: string) => rows.find((row) => row.key === key)?.value;
+  const offset = Number(setting(SANDBOX_OFFSET_SETTING) ?? 0);
+  const mark = setting(SANDBOX_RESET_SETTING);
+  return {
+    offsetMs: Number.isSafeInteger(offset) && offset > 0 ? offset : 0,
+    resetMark: mark === undefined ? undefined : JSON.stringify(mark),
+  };
 }
 
 /** Raises the stored offset to `offsetMs`, never lowering it (a slower writer cannot take time back). */
@@ -37,15 +47,6 @@ export async function raiseSandboxOffsetMs(db: Db, offsetMs: number): Promise<nu
       (excluded.value #>> '{}')::bigint)), updated_at = now()
     returning value`.execute(db);
   return Number(rows[0]?.value ?? 0);
-}
-
-async function readResetMark(db: Db): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('app_settings')
-    .select('value')
-    .where('key', '=', SANDBOX_RESET_SETTING)
-    .executeTakeFirst();
-  return row === undefined ? undefined : JSON.stringify(row.value);
 }
 
 /**
@@ -71,8 +72,9 @@ export class SandboxClock {
   /** A clock with the offset as the database has it now. */
   static async open(db: Db, realNow: () => Date = () => new Date()): Promise<SandboxClock> {
     const clock = new SandboxClock(db, realNow);
-    clock.#offsetMs = await readSandboxOffsetMs(db);
-    clock.#resetMark = await readResetMark(db);
+    const state = await readSandboxState(db);
+    clock.#offsetMs = state.offsetMs;
+    clock.#resetMark = state.resetMark;
     return clock;
   }
 
@@ -107,13 +109,11 @@ export class SandboxClock {
    */
   async refresh(): Promise<void> {
     try {
-      const mark = await readResetMark(this.#db);
-      if (mark !== this.#resetMark) {
-        this.#resetMark = mark;
+      const { offsetMs, resetMark } = await readSandboxState(this.#db);
+      if (resetMark !== this.#resetMark) {
+        this.#resetMark = resetMark;
         for (const listener of this.#resetListeners) listener();
       }
-      if (this.#held) return;
-      const offsetMs = await readSandboxOffsetMs(this.#db);
       if (!this.#held) this.#offsetMs = offsetMs;
     } catch {
       // The database is away for a moment: the time goes on from the offset last read.

@@ -44,6 +44,7 @@ interface DeliveryTarget {
   resource_type: string;
   occurred_at: Date;
   data: Record<string, unknown>;
+  sealed_secrets: string[];
 }
 
 /**
@@ -59,7 +60,7 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
     topic: 'webhook.delivery',
     async send(message, now) {
       const { eventId, endpointId } = message.payload as { eventId: string; endpointId: string };
-      const target = await targetOf(db, eventId, endpointId);
+      const target = await targetOf(db, eventId, endpointId, (options.secretsNow ?? options.now)());
       const log = (outcome: string, statusCode: number | null, durationMs: number, error: string | null) =>
         db
           .insertInto('webhook_deliveries')
@@ -100,11 +101,7 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
       );
       // The receiver checks the timestamp against its own clock: real time, whatever the sandbox's says.
       const sentAt = new Date();
-      const secrets = await options.endpoints.signingSecrets(
-        db,
-        endpointId,
-        (options.secretsNow ?? options.now)(),
-      );
+      const secrets = options.endpoints.openSecrets(endpointId, target.sealed_secrets);
       const signature = secrets.map((secret) => new Webhook(secret).sign(eventId, sentAt, body)).join(' ');
       const started = performance.now();
       let statusCode: number;
@@ -158,9 +155,18 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
   };
 }
 
-async function targetOf(db: Db, eventId: string, endpointId: string): Promise<DeliveryTarget | undefined> {
+/** The endpoint, the event, and the secrets that sign at `secretsAt` (newest first): one round trip. */
+async function targetOf(
+  db: Db,
+  eventId: string,
+  endpointId: string,
+  secretsAt: Date,
+): Promise<DeliveryTarget | undefined> {
   const { rows } = await sql<DeliveryTarget>`select ep.url, ep.status, c.deleted_at is null as client_live,
-      ev.type as event_type, ev.resource_type, ev.occurred_at, ev.data
+      ev.type as event_type, ev.resource_type, ev.occurred_at, ev.data,
+      array(select encode(s.sealed, 'base64') from webhook_secrets s where s.endpoint_id = ep.id
+        and (s.expires_at is null or s.expires_at > ${secretsAt.toISOString()}::timestamptz)
+        order by s.created_at desc) as sealed_secrets
     from webhook_endpoints ep
       join oauth_clients c on c.client_id = ep.client_id
       join webhook_events ev on ev.id = ${eventId}::uuid
@@ -182,6 +188,7 @@ export function webhookDispatcher(
     handlers: [webhookDeliveryHandler(options)],
     inOrderBySubject: true,
     perReceiver: { key: 'endpointId', perRound: 4 },
+    createdAtFirstClaim: true,
     now: options.now,
     random: options.random ?? Math.random,
     logger: options.logger,

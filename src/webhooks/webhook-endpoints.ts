@@ -197,7 +197,7 @@ export class WebhookEndpoints {
     id: string,
     overlapSeconds: number | undefined,
     now: Date,
-  ): Promise<{ secret: string; previousExpireAt: Date }> {
+  ): Promise<{ endpoint: WebhookEndpoint; secret: string; previousExpireAt: Date }> {
     const overlap = overlapSeconds ?? ROTATION_OVERLAP_DEFAULT_SECONDS;
     if (!Number.isSafeInteger(overlap) || overlap < 0 || overlap > ROTATION_OVERLAP_MAX_SECONDS)
       throw new InputError(
@@ -216,19 +216,12 @@ export class WebhookEndpoints {
         where endpoint_id = ${endpoint.id} and expires_at is null`.execute(tx);
       return this.#addSecret(tx, endpoint.id, now);
     });
-    return { secret, previousExpireAt };
+    return { endpoint, secret, previousExpireAt };
   }
 
-  /** The secrets a delivery is signed with at `now`, newest first. */
-  async signingSecrets(runner: Db | Tx, endpointId: string, now: Date): Promise<string[]> {
-    const rows = await runner
-      .selectFrom('webhook_secrets')
-      .select(['sealed'])
-      .where('endpoint_id', '=', endpointId)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .orderBy('created_at', 'desc')
-      .execute();
-    return rows.map((row) => this.#secrets.open(endpointId, row.sealed));
+  /** The endpoint's secrets, opened from their sealed form (in base64, as the delivery's query reads them). */
+  openSecrets(endpointId: string, sealedBase64: readonly string[]): string[] {
+    return sealedBase64.map((sealed) => this.#secrets.open(endpointId, Buffer.from(sealed, 'base64')));
   }
 
   /** The URL as it will be called, or an InputError saying what is wrong with it. */

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { pointingAt } from '../../admin/input-errors.ts';
 import { AppError, type ErrorSource } from '../../errors/app-error.ts';
+import { OPTIONAL_BODY } from '../../platform/openapi.ts';
 import { bodyIdMustMatch, ResourceIdParam } from '../../platform/resource-schemas.ts';
 import type { SecurityRequirement } from '../../platform/route-config.ts';
 import { errorResponses } from '../../platform/schemas.ts';
@@ -23,6 +24,7 @@ import {
   RotationBody,
   WebhookEndpointResource,
 } from './schemas.ts';
+import { endpointAttributes } from './serialize.ts';
 
 export interface WebhookRoutesOptions {
   webhooks: Webhooks;
@@ -81,14 +83,7 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
     type: 'webhook_endpoints' as const,
     id: endpoint.id,
     attributes: {
-      url: endpoint.url,
-      description: endpoint.description,
-      event_types: endpoint.eventTypes,
-      status: endpoint.status,
-      disabled_reason: endpoint.disabledReason,
-      created_at: endpoint.createdAt.toISOString(),
-      updated_at: endpoint.updatedAt.toISOString(),
-      ...(operator ? { client_id: endpoint.clientId } : {}),
+      ...endpointAttributes(endpoint, { withClient: operator }),
       ...(extra.secret ? { secret: extra.secret } : {}),
     },
     ...(extra.previousExpireAt
@@ -279,6 +274,7 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
           'secret not yet expired: the ones before it keep signing for overlap_seconds (a day by default), so ' +
           'the receiver can switch without losing an event. A body is optional.',
         security: security.openApi,
+        [OPTIONAL_BODY]: true,
         params: Params,
         body: RotationBody,
         response: {
@@ -289,11 +285,14 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
     },
     async (request) => {
       const body = request.body as { data?: { attributes?: { overlap_seconds?: number } } } | null;
-      const owner = ownerOf(request);
-      const { secret, previousExpireAt } = await answering(() =>
-        webhooks.endpoints.rotateSecret(owner, idOf(request), body?.data?.attributes?.overlap_seconds, now()),
+      const { endpoint, secret, previousExpireAt } = await answering(() =>
+        webhooks.endpoints.rotateSecret(
+          ownerOf(request),
+          idOf(request),
+          body?.data?.attributes?.overlap_seconds,
+          now(),
+        ),
       );
-      const endpoint = await answering(() => webhooks.endpoints.find(owner, idOf(request)));
       return { data: wire(endpoint, { secret, previousExpireAt }) };
     },
   );
