@@ -37,11 +37,26 @@ async function operatorOf(app: TestApp) {
 }
 
 /** A sandbox with the demo data, its scheduler's jobs those of a server seeding it. */
-async function sandboxApp(t: TestContext) {
+async function sandboxApp(t: TestContext, env: Record<string, string> = {}) {
   const database = await openTestDatabase(t);
   await seedDemo(database.db);
-  const app = await buildTestAppOn(t, database, { EWA_SEED_DEMO: 'true' }, { now: () => REAL_NOW });
+  const app = await buildTestAppOn(t, database, { EWA_SEED_DEMO: 'true', ...env }, { now: () => REAL_NOW });
   return { app, database, call: await operatorOf(app) };
+}
+
+/** A sandbox whose demo partner has an endpoint at a receiver on this host (allowed, as on a laptop). */
+async function sandboxWithReceiver(t: TestContext, attributes: Record<string, unknown> = {}) {
+  const { app, call } = await sandboxApp(t, { EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' });
+  const receiver = await startReceiver(t);
+  const created = await call('POST', '/admin/webhook_endpoints', {
+    data: {
+      type: 'webhook_endpoints',
+      attributes: { url: receiver.url, client_id: DEMO.clients.confidential.clientId, ...attributes },
+    },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  receiver.secrets.push(created.json().data.attributes.secret);
+  return { app, call, receiver, endpointId: created.json().data.id as string };
 }
 
 const advanceBody = (attributes: Record<string, unknown>) => ({
@@ -204,28 +219,7 @@ test('production refuses the sandbox clock and reset: 403 FORBIDDEN, saying it i
 });
 
 test('an advance of the sandbox sends the events of what it ran: the demo partner hears Alex’s advance settle', async (t) => {
-  const database = await openTestDatabase(t);
-  await seedDemo(database.db);
-  const app = await buildTestAppOn(
-    t,
-    database,
-    { EWA_SEED_DEMO: 'true', EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' },
-    { now: () => REAL_NOW },
-  );
-  const call = await operatorOf(app);
-  const receiver = await startReceiver(t);
-  const created = await call('POST', '/admin/webhook_endpoints', {
-    data: {
-      type: 'webhook_endpoints',
-      attributes: {
-        url: receiver.url,
-        client_id: DEMO.clients.confidential.clientId,
-        event_types: ['transfer.settled'],
-      },
-    },
-  });
-  assert.equal(created.statusCode, 201, created.body);
-  receiver.secrets.push(created.json().data.attributes.secret);
+  const { app, call, receiver } = await sandboxWithReceiver(t, { event_types: ['transfer.settled'] });
   // Alex signs in to the demo partner's mobile app: the partner's server may now hear of Alex's transfers.
   const alex = demoWorker('Alex');
   await userToken(app, alex.personId, ['user:read'], DEMO.clients.public.clientId);
@@ -288,23 +282,7 @@ test('after a reset, this process and another on the same database take advances
 });
 
 test('secrets expire on real time: a rotation’s overlap holds after the sandbox clock moved a day ahead', async (t) => {
-  const database = await openTestDatabase(t);
-  await seedDemo(database.db);
-  const app = await buildTestAppOn(
-    t,
-    database,
-    { EWA_SEED_DEMO: 'true', EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' },
-    { now: () => REAL_NOW },
-  );
-  const call = await operatorOf(app);
-  const receiver = await startReceiver(t);
-  const created = await call('POST', '/admin/webhook_endpoints', {
-    data: {
-      type: 'webhook_endpoints',
-      attributes: { url: receiver.url, client_id: DEMO.clients.confidential.clientId },
-    },
-  });
-  const id = created.json().data.id;
+  const { app, call, receiver, endpointId: id } = await sandboxWithReceiver(t);
   const rotated = await call('POST', `/admin/webhook_endpoints/${id}/rotate_secret`, {
     data: { type: 'webhook_secret_rotations', attributes: { overlap_seconds: 600 } },
   });

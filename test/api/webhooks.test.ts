@@ -5,7 +5,13 @@ import { Webhook } from 'standardwebhooks';
 import { withTransaction } from '../../src/db/transaction.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, linkedClientToken, restClient } from '../helpers/factories.ts';
-import { advanceBody, createPaidWorker, type PaidWorker, postTransfer } from '../helpers/money.ts';
+import {
+  addBankAccount,
+  advanceBody,
+  createPaidWorker,
+  type PaidWorker,
+  postTransfer,
+} from '../helpers/money.ts';
 import { clientToken, createTestClient, userToken } from '../helpers/tokens.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -293,25 +299,7 @@ test('every event type: accounts, jobs, earnings balances, paychecks step by ste
   const app = await appAtFixedNow(t);
   const { receiver, worker, organizationId } = await partnerWorld(t, app, null);
   await advance(app, worker);
-  const deleted = await worker.api.post('/rest/accounts', {
-    data: {
-      type: 'accounts',
-      attributes: {
-        name: 'Savings',
-        account_type: 'DEPOSITORY',
-        subtype: 'SAVINGS',
-        details: {
-          first_name: 'Robin',
-          last_name: 'Lee',
-          routing_number: '110000000',
-          account_number: '99887766',
-        },
-      },
-      relationships: { person: { data: { type: 'people', id: worker.personId } } },
-    },
-  });
-  assert.equal(deleted.statusCode, 200, deleted.body);
-  const savingsId = deleted.json().data.id;
+  const savingsId = await addBankAccount(worker, '99887766');
   for (const id of [savingsId, worker.depositoryId]) {
     const patched = await worker.api.patch(`/rest/jobs/${worker.jobId}`, {
       data: {

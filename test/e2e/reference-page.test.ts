@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { claimDemoData, DEMO } from '../../src/seed/demo.ts';
 import { useChromium } from '../helpers/chromium.ts';
 import { buildListeningApp } from '../helpers/listening-app.ts';
@@ -48,15 +48,21 @@ test('the reference page renders under the security headers, with nothing refuse
   assert.deepEqual(refused, []);
 });
 
-test('in the sandbox, Authorize signs a demo worker in with PKCE and Try it out calls the local server', {
-  skip,
-}, async (t) => {
+/** The reference page of a listening sandbox server with the demo data, in a browser context of its own. */
+async function openSandboxReferencePage(t: TestContext) {
   const app = await buildListeningApp(t);
   await claimDemoData(app.database.db, new Date(), app.config);
   const context = await chromium().newContext();
   t.after(() => context.close());
   const page = await context.newPage();
   await page.goto(`${app.apiUrl}/rest/docs`);
+  return { app, context, page };
+}
+
+test('in the sandbox, Authorize signs a demo worker in with PKCE and Try it out calls the local server', {
+  skip,
+}, async (t) => {
+  const { app, context, page } = await openSandboxReferencePage(t);
   assert.match(await page.title(), /EWA Server/);
   assert.equal(await page.locator('.topbar').count(), 0, 'no swagger-ui top bar');
   await page.locator('button.authorize').first().click();
@@ -97,12 +103,7 @@ test('in the sandbox, Authorize signs a demo worker in with PKCE and Try it out 
 test('in the sandbox, Authorize gets a client credentials token for the confidential demo client', {
   skip,
 }, async (t) => {
-  const app = await buildListeningApp(t);
-  await claimDemoData(app.database.db, new Date(), app.config);
-  const context = await chromium().newContext();
-  t.after(() => context.close());
-  const page = await context.newPage();
-  await page.goto(`${app.apiUrl}/rest/docs`);
+  const { app, page } = await openSandboxReferencePage(t);
   await page.locator('button.authorize').first().click();
   const scheme = page.locator('.auth-container').filter({ hasText: 'oauth_client_credentials_token' });
   await scheme.locator('#client_id_clientCredentials').fill(DEMO.clients.confidential.clientId);

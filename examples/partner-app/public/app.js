@@ -145,63 +145,57 @@ function describeAccount(account) {
   return `${name} (${type === 'CARD' ? 'card' : 'bank'} ····${lastFour})`;
 }
 
+/**
+ * An account form: `add` turns its values into the new account; then back home with it listed, or the error shown
+ * on the field it names.
+ */
+function onAccountForm(id, add) {
+  $(id).addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    form.querySelector('button').disabled = true;
+    try {
+      const account = await add(formValues(form));
+      form.reset();
+      await loadOverview();
+      location.hash = '#home';
+      show(`Added ${describeAccount(account.data)}.`);
+    } catch (error) {
+      markField(form, error);
+      show(error.message, true);
+    } finally {
+      form.querySelector('button').disabled = false;
+    }
+  });
+}
+
 // Add a debit card: the card to tokenization, the token to this app's server.
 
-$('card-form').addEventListener('submit', async (event) => {
-  event.preventDefault();
-  const form = event.target;
-  const card = formValues(form);
+onAccountForm('card-form', async (card) => {
   card.card_number = card.card_number.replace(/[\s-]/g, '');
   card.address_state = card.address_state.toUpperCase();
-  form.querySelector('button').disabled = true;
-  try {
-    show('Sending the card to card tokenization…');
-    const response = await fetch(state.session.card_tokenization_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ ...card, cvv: card.cvv || null }),
-      credentials: 'omit',
-      referrerPolicy: 'no-referrer',
-    });
-    const result = await response.json().catch(() => ({}));
-    if (!response.ok) throw refusal(result, response.status);
-    const { card_number: _number, cvv: _cvv, ...holder } = card;
-    const account = await api('POST', '/api/cards', { ...holder, token: result.token, name: 'Debit card' });
-    form.reset();
-    await loadOverview();
-    location.hash = '#home';
-    show(`Added ${describeAccount(account.data)}.`);
-  } catch (error) {
-    markField(form, error);
-    show(error.message, true);
-  } finally {
-    form.querySelector('button').disabled = false;
-  }
+  show('Sending the card to card tokenization…');
+  const response = await fetch(state.session.card_tokenization_url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...card, cvv: card.cvv || null }),
+    credentials: 'omit',
+    referrerPolicy: 'no-referrer',
+  });
+  const result = await response.json().catch(() => ({}));
+  if (!response.ok) throw refusal(result, response.status);
+  const { card_number: _number, cvv: _cvv, ...holder } = card;
+  return api('POST', '/api/cards', { ...holder, token: result.token, name: 'Debit card' });
 });
 
 // Add a bank account.
 
-$('bank-form').addEventListener('submit', async (event) => {
-  event.preventDefault();
-  const form = event.target;
-  form.querySelector('button').disabled = true;
-  try {
-    const values = formValues(form);
-    const account = await api('POST', '/api/bank-accounts', {
-      ...values,
-      name: values.subtype === 'SAVINGS' ? 'Savings' : 'Checking',
-    });
-    form.reset();
-    await loadOverview();
-    location.hash = '#home';
-    show(`Added ${describeAccount(account.data)}.`);
-  } catch (error) {
-    markField(form, error);
-    show(error.message, true);
-  } finally {
-    form.querySelector('button').disabled = false;
-  }
-});
+onAccountForm('bank-form', (values) =>
+  api('POST', '/api/bank-accounts', {
+    ...values,
+    name: values.subtype === 'SAVINGS' ? 'Savings' : 'Checking',
+  }),
+);
 
 // Move money: preview (priced, nothing made), confirm (made), then its status as the webhooks arrive.
 
