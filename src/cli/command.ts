@@ -1,5 +1,8 @@
+import { resolve } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
 import { isUuid } from '../domain/uuid.ts';
 
 export interface CliContext {
@@ -8,6 +11,10 @@ export interface CliContext {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   /** The clock of commands that read "now" (payroll, settle, earnings import); the system clock unless a test sets it. */
   readonly now?: () => Date;
+  /** Where relative file names are read from: the caller's directory when a running server runs the command. */
+  readonly cwd?: string;
+  /** The database already open in this process (the running server's), used instead of opening another. */
+  readonly database?: { readonly config: Config; readonly database: Database };
 }
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;
@@ -64,6 +71,11 @@ export function organizationFlag(flags: Flags): string | undefined {
   }
   const value = organization ?? org;
   return typeof value === 'string' ? uuidValue('--organization', value) : undefined;
+}
+
+/** A file named on the command line, as an absolute path from the caller's directory. */
+export function inputPath(context: CliContext, path: string): string {
+  return resolve(context.cwd ?? process.cwd(), path);
 }
 
 export function writeLine(stream: NodeJS.WritableStream, text = ''): void {

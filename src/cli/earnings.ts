@@ -12,7 +12,14 @@ import {
 import { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { EARNINGS_COLUMNS } from '../money/earnings/earnings-row.ts';
 import { currencyFractionDigits } from '../operator/decimal-amount.ts';
-import { type Command, ORGANIZATION_OPTIONS, organizationFlag, UsageError, writeLine } from './command.ts';
+import {
+  type Command,
+  inputPath,
+  ORGANIZATION_OPTIONS,
+  organizationFlag,
+  UsageError,
+  writeLine,
+} from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
 
@@ -104,7 +111,7 @@ const importCommand: Command = {
     const organizationId = organizationFlag(flags);
     if (organizationId === undefined)
       throw new UsageError('--organization names the organization; it is required.');
-    const path = positionals[0]!;
+    const path = inputPath(context, positionals[0]!);
     await readableFile(path);
     const total = Math.max((await countLines(path)) - 1, 0);
     return withMigratedDatabase(context, async ({ database }) => {

@@ -5,12 +5,15 @@ import type { CliContext } from './command.ts';
 
 /**
  * Opens the configured database for a command and brings its schema up to date. With the embedded database
- * this fails with a clear message while a server holds it (see data-dir-lock.ts).
+ * this fails with a clear message while a server holds it (see data-dir-lock.ts); `ewa` forwards its commands to
+ * that server instead (forward-to-server.ts), which runs them here on its own open database.
  */
 export async function openMigratedDatabase(
   context: CliContext,
   config: Config = loadConfig(context.env),
 ): Promise<{ config: Config; database: Database; applied: string[] }> {
+  // Inside the running server: its database, migrated when it started.
+  if (context.database) return { ...context.database, applied: [] };
   const database = await openDatabase(config.database);
   try {
     const applied = await migrate(database.db);
@@ -27,6 +30,7 @@ export async function withMigratedDatabase<T>(
   work: (opened: { config: Config; database: Database }) => Promise<T>,
   config: Config = loadConfig(context.env),
 ): Promise<T> {
+  if (context.database) return work(context.database);
   const { database } = await openMigratedDatabase(context, config);
   try {
     return await work({ config, database });

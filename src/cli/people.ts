@@ -9,7 +9,14 @@ import {
   rosterImportAttributes,
 } from '../operator/roster-import.ts';
 import { ROSTER_COLUMNS } from '../operator/roster-row.ts';
-import { type Command, ORGANIZATION_OPTIONS, organizationFlag, UsageError, writeLine } from './command.ts';
+import {
+  type Command,
+  inputPath,
+  ORGANIZATION_OPTIONS,
+  organizationFlag,
+  UsageError,
+  writeLine,
+} from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 import { startProgress } from './progress.ts';
 
@@ -53,7 +60,7 @@ const importCommand: Command = {
   allowPositionals: true,
   async run(flags, positionals, context) {
     if (positionals.length !== 1) throw new UsageError('name one roster file.');
-    const path = positionals[0]!;
+    const path = inputPath(context, positionals[0]!);
     const size = await readableFile(path);
     const organizationId = organizationFlag(flags);
     return withMigratedDatabase(context, async ({ database }) => {

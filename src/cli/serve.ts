@@ -1,9 +1,11 @@
+import { ConfigError } from '../config.ts';
 import { Scheduler } from '../jobs/scheduler.ts';
 import { serverJobs } from '../jobs/server-jobs.ts';
 import { describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
 import { buildServer } from '../server.ts';
 import { webhookJobs } from '../webhooks/webhook-jobs.ts';
 import { type Command, writeLine } from './command.ts';
+import { type CommandSocket, startCommandSocket } from './command-socket.ts';
 import { openMigratedDatabase } from './open-database.ts';
 
 export const serveCommand: Command = {
@@ -38,6 +40,7 @@ export const serveCommand: Command = {
     });
     for (const job of serverJobs(servers.money, config)) scheduler.register(job);
     for (const job of webhookJobs(servers.webhooks, config)) scheduler.register(job);
+    let commandSocket: CommandSocket | undefined;
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -51,20 +54,42 @@ export const serveCommand: Command = {
         process.exit(1);
       }, config.shutdownTimeoutMs);
       force.unref();
-      await Promise.all([...apps.map((app) => app.close()), scheduler.stop()]);
+      await Promise.all([...apps.map((app) => app.close()), scheduler.stop(), commandSocket?.close()]);
       await database.close();
       process.exit(0);
     };
     process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
-    try {
-      await servers.api.listen({ port: config.api.port, host: config.host });
-      await servers.auth.listen({ port: config.auth.port, host: config.host });
-      await servers.payments.listen({ port: config.payments.port, host: config.host });
-    } catch (error) {
-      await Promise.all(apps.map((app) => app.close()));
-      await database.close();
-      throw error;
+    const listeners = [
+      [servers.api, config.api.port, 'EWA_API_PORT'],
+      [servers.auth, config.auth.port, 'EWA_AUTH_PORT'],
+      [servers.payments, config.payments.port, 'EWA_PAYMENTS_PORT'],
+    ] as const;
+    for (const [app, port, variable] of listeners) {
+      try {
+        await app.listen({ port, host: config.host });
+      } catch (error) {
+        await Promise.all(apps.map((each) => each.close()));
+        await database.close();
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        throw new ConfigError(
+          `${config.host}:${port} is in use by another process (EADDRINUSE): stop it, or set ${variable} to a free port.`,
+        );
+      }
+    }
+    const { dataDir } = config.database.kind === 'pglite' ? config.database : { dataDir: ':memory:' };
+    if (dataDir !== ':memory:') {
+      // `ewa` commands run here while this process holds the embedded database (command-socket.ts).
+      const { runCli } = await import('./run.ts');
+      commandSocket = await startCommandSocket(dataDir, (request, stdout, stderr) =>
+        runCli(request.argv, {
+          ...context,
+          stdout,
+          stderr,
+          cwd: request.cwd,
+          database: { config, database },
+        }),
+      );
     }
     if (config.money.schedulerEnabled) scheduler.start();
     // Every process sends what its own and others' money changes wrote to the outbox (FOR UPDATE SKIP LOCKED).

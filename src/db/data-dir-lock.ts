@@ -24,7 +24,7 @@ export function lockDataDir(dataDir: string): () => void {
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
         throw new DataDirBusyError(
           `The embedded database in ${dataDir} is open in process ${owner} (probably \`ewa serve\`). ` +
-            'Stop that process first, or run the server on PostgreSQL (DATABASE_URL) to use the CLI beside it.',
+            'Once it prints that it is running, `ewa` runs its commands through it; or stop it first.',
         );
       }
       rmSync(path, { force: true }); // left by a process that died: take it over
@@ -33,7 +33,7 @@ export function lockDataDir(dataDir: string): () => void {
   throw new DataDirBusyError(`Could not lock ${dataDir}.`);
 }
 
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -96,7 +96,7 @@ test('npm start path: first start creates the database, seeds, serves three list
   assert.deepEqual(await health.json(), { status: 'UP', version: '0.1.0' });
   assert.equal((await fetch(`${env.EWA_PAYMENTS_URL}/anything`)).status, 404);
 
-  // A CLI command on the same embedded database is refused with a message saying how, not run twice.
+  // A command run in this process (not through `ewa`, which would hand it to the server) cannot open the database.
   let stderr = '';
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -106,7 +106,7 @@ test('npm start path: first start creates the database, seeds, serves three list
   });
   const code = await runCli(['migrate'], { env: { EWA_DATA_DIR: dataDir }, stdout: sink, stderr: sink });
   assert.equal(code, 1);
-  assert.match(stderr, /is open in process \d+ .*Stop that process first, or run the server on PostgreSQL/s);
+  assert.match(stderr, /is open in process \d+ .*`ewa` runs its commands through it; or stop it first/s);
 
   // A request in flight when SIGTERM arrives still gets its answer.
   const socket = connect(api, '127.0.0.1');
