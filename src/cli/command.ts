@@ -15,6 +15,8 @@ export interface CliContext {
   readonly cwd?: string;
   /** The database already open in this process (the running server's), used instead of opening another. */
   readonly database?: { readonly config: Config; readonly database: Database };
+  /** Runs another command line in this process (run.ts's runCli), for the server to run `ewa` commands in it. */
+  readonly runCommand?: (argv: string[], context: CliContext) => Promise<number>;
 }
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;

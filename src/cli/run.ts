@@ -53,7 +53,7 @@ function mainHelp(): string {
     '  2  wrong usage: an unknown command or flag, a missing value, or a value refused on its face (a malformed',
     '     date or id, a rate out of range, a file with a wrong header); nothing is written',
     '',
-    'Configuration comes from environment variables; the README lists each with its default.',
+    'Configuration comes from environment variables; docs/operators/configuration.md lists each with its default.',
   ].join('\n');
 }
 
@@ -112,7 +112,7 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
       writeLine(context.stdout, commandHelp(command));
       return 0;
     }
-    return await command.run(flags, positionals, context);
+    return await command.run(flags, positionals, { ...context, runCommand: runCli });
   } catch (error) {
     // Input the records refuse (no such record, a state that forbids it): the command ran and failed.
     if (error instanceof InputRefusedError) {

@@ -78,11 +78,11 @@ export const serveCommand: Command = {
       }
     }
     const { dataDir } = config.database.kind === 'pglite' ? config.database : { dataDir: ':memory:' };
-    if (dataDir !== ':memory:') {
+    const { runCommand } = context;
+    if (dataDir !== ':memory:' && runCommand) {
       // `ewa` commands run here while this process holds the embedded database (command-socket.ts).
-      const { runCli } = await import('./run.ts');
       commandSocket = await startCommandSocket(dataDir, (request, stdout, stderr) =>
-        runCli(request.argv, {
+        runCommand(request.argv, {
           ...context,
           stdout,
           stderr,
