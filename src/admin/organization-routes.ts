@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/database.ts';
+import { AppError } from '../errors/app-error.ts';
 import { POLICY_FIELDS, POLICY_KEYS, policyAttributes } from '../operator/organization-policy.ts';
+import { findOrganizationsPage, ORGANIZATION_PAGE_ORDER } from '../operator/organization-store.ts';
 import {
   createOrganization,
   findOrganization,
@@ -19,6 +21,7 @@ import {
   ROSTER_ROWS_MAX,
   rosterImportAttributes,
 } from '../operator/roster-import.ts';
+import { PAGINATED, pageOf, pageQueryProperties, readPage } from '../platform/pagination.ts';
 import { bodyIdMustMatch, ResourceIdParam } from '../platform/resource-schemas.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { pointingAt } from './input-errors.ts';
@@ -90,12 +93,14 @@ export const adminOrganizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: stri
       config: { security: OPERATOR.config },
       schema: {
         operationId: 'adminListOrganizations',
+        ...PAGINATED,
         tags,
         summary: 'Every employer, by name',
-        description: `A page of at most page[limit] organizations (1 to ${ORGANIZATIONS_PAGE_MAX}, the default) after skipping page[offset]; links.next names the next page while there may be one.`,
+        description: `A page of at most page[size] organizations (1 to ${ORGANIZATIONS_PAGE_MAX}, the default) after the cursor page[after]; links.next is the next page while more follow. Or, as before, a page of at most page[limit] after skipping page[offset] (links.next names the next page while there may be one); the two kinds do not mix.`,
         security: OPERATOR.openApi,
         querystring: Type.Object(
           {
+            ...pageQueryProperties(),
             'page[offset]': Type.Optional(
               Type.String({ pattern: '^[0-9]{1,9}$', description: 'Default 0.' }),
             ),
@@ -119,6 +124,30 @@ export const adminOrganizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: stri
     },
     async (request) => {
       const query = request.query as Record<string, string | undefined>;
+      if (query['page[offset]'] === undefined && query['page[limit]'] === undefined) {
+        const page = readPage(query, ORGANIZATION_PAGE_ORDER);
+        const search = new URLSearchParams(request.url.split('?', 2)[1]?.split('#')[0] ?? '').toString();
+        const { items, next } = pageOf(
+          await findOrganizationsPage(db, page),
+          page,
+          ORGANIZATION_PAGE_ORDER,
+          { baseUrl, path: '/admin/organizations', requestUrl: request.url },
+          (organization) => [organization.name, organization.id],
+        );
+        return {
+          data: items.map(resource),
+          links: {
+            self: `${baseUrl}/admin/organizations${search ? `?${search}` : ''}`,
+            ...(next === undefined ? {} : { next }),
+          },
+        };
+      }
+      for (const name of ['page[size]', 'page[after]'])
+        if (query[name] !== undefined)
+          throw new AppError('INVALID_PARAMETERS', {
+            detail: `${name} pages by cursor, page[offset] and page[limit] by offset: give one kind only.`,
+            source: { parameter: name },
+          });
       const offset = Number(query['page[offset]'] ?? 0);
       const limit = Number(query['page[limit]'] ?? ORGANIZATIONS_PAGE_MAX);
       const organizations = await pointingAt(

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { afterSql, fetchSize, type ListOrder, orderSql, type Page } from '../db/keyset-page.ts';
 import type { Tx } from '../db/transaction.ts';
 import {
   type OrganizationPolicy,
@@ -76,6 +77,22 @@ export async function findOrganizations(
   const { rows } = await selectOrganizations(
     sql`true`,
     sql`order by o.name, o.id offset ${page.offset} limit ${page.limit}`,
+  ).execute(db);
+  return rows.map(toOrganization);
+}
+
+/** The order of the operator's organizations list: by name, then id. A name is its own page key (as text). */
+export const ORGANIZATION_PAGE_ORDER: ListOrder = {
+  list: 'admin_organizations',
+  key: { column: 'o.name', type: 'text' },
+  id: 'o.id',
+};
+
+/** One page of every organization, by name then id, with one more when another page follows (keyset). */
+export async function findOrganizationsPage(db: Db, page: Page): Promise<Organization[]> {
+  const { rows } = await selectOrganizations(
+    afterSql(ORGANIZATION_PAGE_ORDER, page),
+    sql`order by ${orderSql(ORGANIZATION_PAGE_ORDER)} limit ${fetchSize(page)}`,
   ).execute(db);
   return rows.map(toOrganization);
 }

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { sql } from 'kysely';
 import type { WebhooksConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import { afterSql, fetchSize, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../db/keyset-page.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
@@ -63,6 +64,13 @@ function endpointOf(row: EndpointRow): WebhookEndpoint {
     updatedAt: new Date(row.updated_at),
   };
 }
+
+/** The order of the endpoints list: oldest first, then by id. */
+export const ENDPOINT_LIST_ORDER: ListOrder = {
+  list: 'webhook_endpoints',
+  key: { column: 'webhook_endpoints.created_at', type: 'timestamptz' },
+  id: 'webhook_endpoints.id',
+};
 
 /** Thrown when the endpoint does not exist or is not the caller's: the routes answer 404 either way. */
 export class EndpointNotFound extends Error {
@@ -135,6 +143,26 @@ export class WebhookEndpoints {
     if (owner !== 'operator') query = query.where('client_id', '=', owner.clientId);
     const rows = await query.limit(limit).execute();
     return rows.map((row) => endpointOf(row as EndpointRow));
+  }
+
+  /**
+   * One page of the list, in its order (ENDPOINT_LIST_ORDER), with one more endpoint when another page follows; each
+   * with its sort key as text, for the next page's cursor.
+   */
+  async listPage(
+    owner: EndpointOwner,
+    page: Page,
+  ): Promise<{ endpoint: WebhookEndpoint; pageKey: string }[]> {
+    let query = this.#db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .select(pageKeySql(ENDPOINT_LIST_ORDER).as(PAGE_KEY))
+      .where(afterSql(ENDPOINT_LIST_ORDER, page))
+      .orderBy('created_at')
+      .orderBy('id');
+    if (owner !== 'operator') query = query.where('client_id', '=', owner.clientId);
+    const rows = await query.limit(fetchSize(page)).execute();
+    return rows.map((row) => ({ endpoint: endpointOf(row as EndpointRow), pageKey: row[PAGE_KEY] }));
   }
 
   async find(owner: EndpointOwner, id: string): Promise<WebhookEndpoint> {

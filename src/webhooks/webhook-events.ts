@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { afterSql, fetchSize, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../db/keyset-page.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -28,6 +29,13 @@ export interface DeliveryAttempt {
 }
 
 export const DELIVERIES_LIST_MAX = 1000;
+/** The order of the delivery log: the latest attempt first, then by id. */
+export const DELIVERY_LIST_ORDER: ListOrder = {
+  list: 'webhook_deliveries',
+  key: { column: 'd.attempted_at', type: 'timestamptz' },
+  id: 'd.id',
+  direction: 'desc',
+};
 /** Test events one endpoint may have waiting at once. */
 export const TESTS_QUEUED_MAX = 5;
 /** Events one redelivery of a time range sends at most; a longer range is redelivered in parts. */
@@ -99,6 +107,32 @@ export class WebhookEvents {
     owner: EndpointOwner,
     filter: { endpointId?: string | undefined; eventId?: string | undefined; limit?: number | undefined },
   ): Promise<DeliveryAttempt[]> {
+    await this.#checkDeliveryFilter(owner, filter);
+    const limit = filter.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > DELIVERIES_LIST_MAX)
+      throw new InputError(`limit must be a whole number from 1 to ${DELIVERIES_LIST_MAX}.`, {
+        field: 'limit',
+      });
+    return (await this.#deliveryRows(owner, filter, limit, undefined)).map((row) => row.attempt);
+  }
+
+  /**
+   * One page of the delivery log, in its order (DELIVERY_LIST_ORDER), with one more attempt when another page
+   * follows; each with its sort key as text, for the next page's cursor.
+   */
+  async deliveriesPage(
+    owner: EndpointOwner,
+    filter: { endpointId?: string | undefined; eventId?: string | undefined },
+    page: Page,
+  ): Promise<{ attempt: DeliveryAttempt; pageKey: string }[]> {
+    await this.#checkDeliveryFilter(owner, filter);
+    return this.#deliveryRows(owner, filter, fetchSize(page), page);
+  }
+
+  async #checkDeliveryFilter(
+    owner: EndpointOwner,
+    filter: { endpointId?: string | undefined; eventId?: string | undefined },
+  ): Promise<void> {
     if (filter.endpointId !== undefined) await this.#endpoints.find(owner, filter.endpointId);
     if (filter.eventId !== undefined && !isUuid(filter.eventId))
       throw new InputError(
@@ -107,11 +141,15 @@ export class WebhookEvents {
           field: 'event',
         },
       );
-    const limit = filter.limit ?? 100;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > DELIVERIES_LIST_MAX)
-      throw new InputError(`limit must be a whole number from 1 to ${DELIVERIES_LIST_MAX}.`, {
-        field: 'limit',
-      });
+  }
+
+  /** At most `limit` attempts of the filter, after the page's cursor when there is one. */
+  async #deliveryRows(
+    owner: EndpointOwner,
+    filter: { endpointId?: string | undefined; eventId?: string | undefined },
+    limit: number,
+    page: Page | undefined,
+  ): Promise<{ attempt: DeliveryAttempt; pageKey: string }[]> {
     let query = this.#db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
@@ -128,6 +166,8 @@ export class WebhookEvents {
         'd.outcome',
         'd.error',
       ])
+      .select(pageKeySql(DELIVERY_LIST_ORDER).as(PAGE_KEY))
+      .where(afterSql(DELIVERY_LIST_ORDER, page))
       .orderBy('d.attempted_at', 'desc')
       .orderBy('d.id')
       .limit(limit);
@@ -137,16 +177,19 @@ export class WebhookEvents {
     if (filter.eventId !== undefined) query = query.where('d.event_id', '=', uuidOrNil(filter.eventId));
     const rows = await query.execute();
     return rows.map((row) => ({
-      id: row.id,
-      eventId: row.event_id,
-      eventType: row.type,
-      endpointId: row.endpoint_id,
-      attempt: row.attempt,
-      attemptedAt: new Date(row.attempted_at),
-      durationMs: row.duration_ms,
-      statusCode: row.status_code,
-      outcome: row.outcome as DeliveryAttempt['outcome'],
-      error: row.error,
+      attempt: {
+        id: row.id,
+        eventId: row.event_id,
+        eventType: row.type,
+        endpointId: row.endpoint_id,
+        attempt: row.attempt,
+        attemptedAt: new Date(row.attempted_at),
+        durationMs: row.duration_ms,
+        statusCode: row.status_code,
+        outcome: row.outcome as DeliveryAttempt['outcome'],
+        error: row.error,
+      },
+      pageKey: row[PAGE_KEY],
     }));
   }
 

@@ -91,6 +91,11 @@ test('preview: the fee and the estimated funding, and nothing created', async (t
   assert.equal(preview.statusCode, 200, preview.body);
   const { data, included } = preview.json();
   assert.equal(data.attributes.preview, true);
+  assert.match(data.meta.preview, /^Nothing was created/, 'the answer says that it created nothing');
+  // The published description requires links.self on every transfer: a preview keeps it, and meta says why it leads
+  // nowhere (the included funding sources have no links at all).
+  assert.equal(typeof data.links.self, 'string');
+  for (const source of included) assert.equal(source.links, undefined);
   assert.equal(data.attributes.fee, 299);
   assert.equal(data.attributes.amount, 5000);
   assert.equal(data.attributes.status, 'PENDING');
@@ -115,6 +120,7 @@ test('preview: the fee and the estimated funding, and nothing created', async (t
   );
   assert.equal(real.statusCode, 200, real.body);
   assert.equal(real.json().data.attributes.preview, false);
+  assert.equal(real.json().data.meta, undefined, 'a transfer made has no preview note');
   assert.equal(real.json().data.attributes.fee, 299);
   // A preview refused is refused as the real one would be.
   const refused = await postTransfer(

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
+import { PAGE_KEY } from '../../db/keyset-page.ts';
 import {
   ACCOUNT_SUBTYPES,
   ACCOUNT_TYPES,
@@ -11,6 +12,15 @@ import {
 import { isUuid } from '../../domain/uuid.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
+import {
+  PAGE_SIZE_MAX,
+  PAGINATED,
+  pageLinks,
+  pageLinksSchema,
+  pageOf,
+  pageQueryProperties,
+  readPage,
+} from '../../platform/pagination.ts';
 import {
   LOOKUP_OR_USER_READ,
   OneOf,
@@ -24,10 +34,10 @@ import { errorResponses } from '../../platform/schemas.ts';
 import type { CardTokenKeys } from '../../tokenization/card-token.ts';
 import { accountResource } from './serialize.ts';
 import { AccountService, type AccountView, accountNotFound } from './service.ts';
-import { ACCOUNT_FILTER_FIELDS } from './store.ts';
+import { ACCOUNT_FILTER_FIELDS, ACCOUNT_LIST_ORDER } from './store.ts';
 
 /** A list of accounts answers at most this many, oldest first. */
-export const ACCOUNTS_LIST_MAX = 1_000;
+export const ACCOUNTS_LIST_MAX = PAGE_SIZE_MAX;
 
 const AccountResource = Type.Object({
   type: Type.Literal('accounts'),
@@ -126,13 +136,17 @@ export const accountRoutes: FastifyPluginAsync<AccountRoutesOptions> = async (
       config: { security: LOOKUP_OR_USER_READ.config },
       schema: {
         operationId: 'listAccounts',
+        ...PAGINATED,
         tags: ['Accounts'],
         summary: "The signed-in person's accounts, or a worker's earnings balances for a client",
-        description: `At most ${ACCOUNTS_LIST_MAX} accounts, oldest first; filters combine with AND. A client token must give filter[person.id] and sees EARNINGS_BALANCE accounts only.`,
+        description: `At most ${ACCOUNTS_LIST_MAX} accounts, oldest first; filters combine with AND. A client token must give filter[person.id] and sees EARNINGS_BALANCE accounts only. An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: LOOKUP_OR_USER_READ.openApi,
-        querystring: listQuerySchema('Accounts', FILTERS, ACCOUNT_FILTER_FIELDS),
+        querystring: Type.Intersect([
+          listQuerySchema('Accounts', FILTERS, ACCOUNT_FILTER_FIELDS),
+          Type.Object(pageQueryProperties()),
+        ]),
         response: {
-          200: Type.Object({ data: Type.Array(AccountResource) }),
+          200: Type.Object({ data: Type.Array(AccountResource), links: pageLinksSchema() }),
           ...errorResponses(400, 401, 403, 406, 500),
         },
       },
@@ -144,8 +158,16 @@ export const accountRoutes: FastifyPluginAsync<AccountRoutesOptions> = async (
         FILTERS,
         ACCOUNT_FILTER_FIELDS,
       );
-      const views = await accounts.list(request.caller!, { query, limit: ACCOUNTS_LIST_MAX });
-      return { data: views.map(wire) };
+      const page = readPage(request.query as Record<string, unknown>, ACCOUNT_LIST_ORDER);
+      const views = await accounts.list(request.caller!, { query, page });
+      const { items, next } = pageOf(
+        views,
+        page,
+        ACCOUNT_LIST_ORDER,
+        { baseUrl, path: '/rest/accounts', requestUrl: request.url },
+        (view) => [(view.row as typeof view.row & { [PAGE_KEY]: string })[PAGE_KEY], view.row.id],
+      );
+      return { data: items.map(wire), ...pageLinks(next) };
     },
   );
 

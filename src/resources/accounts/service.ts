@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import { BankAccountSecrets } from '../../crypto/bank-account-secrets.ts';
 import type { Db } from '../../db/database.ts';
+import type { Page } from '../../db/keyset-page.ts';
 import { lockPeople } from '../../db/lock-order.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { CREATABLE_SUBTYPES } from '../../domain/account-values.ts';
@@ -58,7 +59,7 @@ export class AccountService {
     this.#cards = new CardAccounts(db, config, cardTokenKeys);
   }
 
-  async list(caller: Caller, options: { query: ListQuery; limit: number }): Promise<AccountView[]> {
+  async list(caller: Caller, options: { query: ListQuery; page: Page }): Promise<AccountView[]> {
     if (caller.kind === 'client' && !options.query.filters.some((filter) => filter.field === 'person.id')) {
       throw new AppError('INVALID_PARAMETERS', {
         detail:

@@ -1,4 +1,12 @@
 import { type Kysely, sql } from 'kysely';
+import {
+  afterSql,
+  fetchSize,
+  type ListOrder,
+  PAGE_KEY,
+  type Page,
+  pageKeySql,
+} from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
@@ -55,17 +63,27 @@ function accountsVisibleTo(db: Kysely<DB>, caller: Caller) {
     );
 }
 
+/** The accounts list's order: oldest first, then by id. */
+export const ACCOUNT_LIST_ORDER: ListOrder = {
+  list: 'accounts',
+  key: { column: 'accounts.created_at', type: 'timestamptz' },
+  id: 'accounts.id',
+};
+
+/** One page of the accounts visible to the caller, with one row more when another page follows. */
 export async function findVisibleAccounts(
   db: Kysely<DB>,
   caller: Caller,
-  options: { query: ListQuery; limit: number },
-): Promise<AccountRow[]> {
-  let query = accountsVisibleTo(db, caller)
+  options: { query: ListQuery; page: Page },
+): Promise<(AccountRow & { [PAGE_KEY]: string })[]> {
+  return accountsVisibleTo(db, caller)
+    .select(pageKeySql(ACCOUNT_LIST_ORDER).as(PAGE_KEY))
+    .where(listQuerySql(options.query, ACCOUNT_FILTER_FIELDS))
+    .where(afterSql(ACCOUNT_LIST_ORDER, options.page))
     .orderBy('accounts.created_at')
     .orderBy('accounts.id')
-    .limit(options.limit);
-  query = query.where(listQuerySql(options.query, ACCOUNT_FILTER_FIELDS));
-  return query.execute();
+    .limit(fetchSize(options.page))
+    .execute();
 }
 
 export async function findVisibleAccount(

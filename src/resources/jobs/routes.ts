@@ -6,6 +6,15 @@ import { isUuid } from '../../domain/uuid.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
+  PAGE_SIZE_MAX,
+  PAGINATED,
+  pageLinks,
+  pageLinksSchema,
+  pageOf,
+  pageQueryProperties,
+  readPage,
+} from '../../platform/pagination.ts';
+import {
   bodyIdMustMatch,
   LOOKUP_OR_USER_READ,
   OneOf,
@@ -18,10 +27,10 @@ import {
 import { errorResponses } from '../../platform/schemas.ts';
 import { jobResource } from './serialize.ts';
 import { changeJob, jobNotFound, readJob } from './service.ts';
-import { findVisibleJobs, JOB_FILTER_FIELDS } from './store.ts';
+import { findVisibleJobs, JOB_FILTER_FIELDS, JOB_LIST_ORDER } from './store.ts';
 
-/** A list of jobs answers at most this many, oldest first. */
-export const JOBS_LIST_MAX = 1_000;
+/** A page of jobs holds at most this many (page[size], by default), oldest first. */
+export const JOBS_LIST_MAX = PAGE_SIZE_MAX;
 
 const JobResource = Type.Object({
   type: Type.Literal('jobs'),
@@ -117,13 +126,17 @@ export const jobRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () =>
       config: { security: LOOKUP_OR_USER_READ.config },
       schema: {
         operationId: 'listJobs',
+        ...PAGINATED,
         tags: ['Jobs'],
         summary: "The signed-in person's jobs, or the jobs at organizations linked to the client",
-        description: `At most ${JOBS_LIST_MAX} jobs, oldest first. Filters combine with AND.`,
+        description: `At most ${JOBS_LIST_MAX} jobs, oldest first. Filters combine with AND. An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: LOOKUP_OR_USER_READ.openApi,
-        querystring: listQuerySchema('Jobs', FILTERS, JOB_FILTER_FIELDS),
+        querystring: Type.Intersect([
+          listQuerySchema('Jobs', FILTERS, JOB_FILTER_FIELDS),
+          Type.Object(pageQueryProperties()),
+        ]),
         response: {
-          200: Type.Object({ data: Type.Array(JobResource) }),
+          200: Type.Object({ data: Type.Array(JobResource), links: pageLinksSchema() }),
           ...errorResponses(400, 401, 403, 406, 500),
         },
       },
@@ -135,8 +148,16 @@ export const jobRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () =>
         FILTERS,
         JOB_FILTER_FIELDS,
       );
-      const rows = await findVisibleJobs(db, request.caller!, { query, limit: JOBS_LIST_MAX });
-      return { data: rows.map((row) => jobResource(baseUrl, row)) };
+      const page = readPage(request.query as Record<string, unknown>, JOB_LIST_ORDER);
+      const rows = await findVisibleJobs(db, request.caller!, { query, page });
+      const { items, next } = pageOf(
+        rows,
+        page,
+        JOB_LIST_ORDER,
+        { baseUrl, path: '/rest/jobs', requestUrl: request.url },
+        (row) => [row.page_key, row.id],
+      );
+      return { data: items.map((row) => jobResource(baseUrl, row)), ...pageLinks(next) };
     },
   );
 

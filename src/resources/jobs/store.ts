@@ -1,4 +1,12 @@
 import type { Kysely } from 'kysely';
+import {
+  afterSql,
+  fetchSize,
+  type ListOrder,
+  PAGE_KEY,
+  type Page,
+  pageKeySql,
+} from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
@@ -67,14 +75,27 @@ function jobsVisibleTo(db: Kysely<DB>, caller: Caller) {
     : query.where(organizationLinkedTo(caller.clientId, 'jobs.organization_id'));
 }
 
+/** The jobs list's order: oldest first, then by id. */
+export const JOB_LIST_ORDER: ListOrder = {
+  list: 'jobs',
+  key: { column: 'jobs.created_at', type: 'timestamptz' },
+  id: 'jobs.id',
+};
+
+/** One page of the jobs visible to the caller, with one row more when another page follows. */
 export async function findVisibleJobs(
   db: Kysely<DB>,
   caller: Caller,
-  options: { query: ListQuery; limit: number },
-): Promise<JobRow[]> {
-  let query = jobsVisibleTo(db, caller).orderBy('jobs.created_at').orderBy('jobs.id').limit(options.limit);
-  query = query.where(listQuerySql(options.query, JOB_FILTER_FIELDS));
-  return query.execute();
+  options: { query: ListQuery; page: Page },
+): Promise<(JobRow & { [PAGE_KEY]: string })[]> {
+  return jobsVisibleTo(db, caller)
+    .select(pageKeySql(JOB_LIST_ORDER).as(PAGE_KEY))
+    .where(listQuerySql(options.query, JOB_FILTER_FIELDS))
+    .where(afterSql(JOB_LIST_ORDER, options.page))
+    .orderBy('jobs.created_at')
+    .orderBy('jobs.id')
+    .limit(fetchSize(options.page))
+    .execute();
 }
 
 export async function findVisibleJob(

@@ -4,16 +4,26 @@ import type { Db } from '../../db/database.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from '../../platform/filter-query.ts';
+import {
+  PAGE_SIZE_MAX,
+  PAGINATED,
+  pageLinks,
+  pageLinksSchema,
+  pageOf,
+  pageQueryProperties,
+  readPage,
+} from '../../platform/pagination.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { organizationResource } from './serialize.ts';
 import {
   findOrganizationForClient,
   findOrganizationsForClient,
   ORGANIZATION_FILTER_FIELDS,
+  ORGANIZATION_LIST_ORDER,
 } from './store.ts';
 
 /** A list of organizations answers at most this many; they are ordered by name. */
-export const ORGANIZATIONS_LIST_MAX = 1_000;
+export const ORGANIZATIONS_LIST_MAX = PAGE_SIZE_MAX;
 
 const OrganizationResource = Type.Object({
   type: Type.Literal('organizations'),
@@ -35,9 +45,10 @@ export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }>
       config: { security },
       schema: {
         operationId: 'listOrganizations',
+        ...PAGINATED,
         tags: ['Organizations'],
         summary: 'Organizations linked to the calling client',
-        description: `At most ${ORGANIZATIONS_LIST_MAX} organizations, ordered by name.`,
+        description: `At most ${ORGANIZATIONS_LIST_MAX} organizations, ordered by name. An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: openApiSecurity,
         querystring: Type.Object({
           filter: Type.Optional(
@@ -47,23 +58,32 @@ export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }>
                 'Deprecated. name:"Acme" (exact) or name~"Ac" (contains), joined by AND / OR, with parentheses.',
             }),
           ),
+          ...pageQueryProperties(),
         }),
         response: {
-          200: Type.Object({ data: Type.Array(OrganizationResource) }),
+          200: Type.Object({ data: Type.Array(OrganizationResource), links: pageLinksSchema() }),
           ...errorResponses(400, 401, 403, 406, 500),
         },
       },
     },
     async (request) => {
       const { filter } = request.query as { filter?: string };
+      const page = readPage(request.query as Record<string, unknown>, ORGANIZATION_LIST_ORDER);
       const rows = await findOrganizationsForClient(db, request.caller!.clientId, {
         filter:
           filter === undefined
             ? undefined
             : parseFilterQuery(filter, ORGANIZATION_FILTER_FIELDS, 'Organizations'),
-        limit: ORGANIZATIONS_LIST_MAX,
+        page,
       });
-      return { data: rows.map((row) => organizationResource(baseUrl, row)) };
+      const { items, next } = pageOf(
+        rows,
+        page,
+        ORGANIZATION_LIST_ORDER,
+        { baseUrl, path: '/rest/organizations', requestUrl: request.url },
+        (row) => [row.page_key, row.id],
+      );
+      return { data: items.map((row) => organizationResource(baseUrl, row)), ...pageLinks(next) };
     },
   );
 

@@ -6,6 +6,15 @@ import { paycheckOf } from '../../money/earnings/paychecks.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
+  PAGE_SIZE_MAX,
+  PAGINATED,
+  pageLinks,
+  pageLinksSchema,
+  pageOf,
+  pageQueryProperties,
+  readPage,
+} from '../../platform/pagination.ts';
+import {
   OneOf,
   RelationshipSchema,
   ResourceIdParam,
@@ -16,10 +25,10 @@ import { errorResponses } from '../../platform/schemas.ts';
 import { PAYCHECK_DATE_FIELDS, PAYCHECK_STATUSES } from './paycheck-values.ts';
 import { paycheckResource } from './serialize.ts';
 import { paycheckNotFound, readPaycheck } from './service.ts';
-import { findVisiblePaychecks, PAYCHECK_FILTER_FIELDS } from './store.ts';
+import { findVisiblePaychecks, PAYCHECK_FILTER_FIELDS, PAYCHECK_LIST_ORDER } from './store.ts';
 
 /** A list of paychecks answers at most this many, oldest pay period first. */
-export const PAYCHECKS_LIST_MAX = 1_000;
+export const PAYCHECKS_LIST_MAX = PAGE_SIZE_MAX;
 
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
 const MinorUnits = (description: string) =>
@@ -57,7 +66,10 @@ const FILTERS: FilterSpec = {
   ),
 };
 
-const ListQuerystring = listQuerySchema('Paychecks', FILTERS, PAYCHECK_FILTER_FIELDS);
+const ListQuerystring = Type.Intersect([
+  listQuerySchema('Paychecks', FILTERS, PAYCHECK_FILTER_FIELDS),
+  Type.Object(pageQueryProperties()),
+]);
 
 const Params = ResourceIdParam('paycheck_id');
 
@@ -71,13 +83,14 @@ export const paycheckRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = a
       config: { security: USER_READ.config },
       schema: {
         operationId: 'listPaychecks',
+        ...PAGINATED,
         tags: ['Paychecks'],
         summary: "The signed-in person's paychecks, from all of their jobs",
-        description: `At most ${PAYCHECKS_LIST_MAX} paychecks, oldest pay period first; to see later ones, bound the list with filter[pay_period_starts_at__gte]. Filters combine with AND. In the free-form filter a timestamp matches as written in responses (2026-03-02T05:00:00.000Z), and ~ matches part of it (pay_period_starts_at~"2026-03").`,
+        description: `At most ${PAYCHECKS_LIST_MAX} paychecks, oldest pay period first; to see later ones, bound the list with filter[pay_period_starts_at__gte]. Filters combine with AND. In the free-form filter a timestamp matches as written in responses (2026-03-02T05:00:00.000Z), and ~ matches part of it (pay_period_starts_at~"2026-03"). An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: USER_READ.openApi,
         querystring: ListQuerystring,
         response: {
-          200: Type.Object({ data: Type.Array(PaycheckResource) }),
+          200: Type.Object({ data: Type.Array(PaycheckResource), links: pageLinksSchema() }),
           ...errorResponses(400, 401, 403, 406, 500),
         },
       },
@@ -89,8 +102,16 @@ export const paycheckRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = a
         FILTERS,
         PAYCHECK_FILTER_FIELDS,
       );
-      const rows = await findVisiblePaychecks(db, request.caller!, { query, limit: PAYCHECKS_LIST_MAX });
-      return { data: rows.map((row) => paycheckResource(baseUrl, paycheckOf(row))) };
+      const page = readPage(request.query as Record<string, unknown>, PAYCHECK_LIST_ORDER);
+      const rows = await findVisiblePaychecks(db, request.caller!, { query, page });
+      const { items, next } = pageOf(
+        rows,
+        page,
+        PAYCHECK_LIST_ORDER,
+        { baseUrl, path: '/rest/paychecks', requestUrl: request.url },
+        (row) => [row.page_key, row.id],
+      );
+      return { data: items.map((row) => paycheckResource(baseUrl, paycheckOf(row))), ...pageLinks(next) };
     },
   );
 

@@ -1,4 +1,12 @@
 import { type Kysely, type SqlBool, sql } from 'kysely';
+import {
+  afterSql,
+  fetchSize,
+  type ListOrder,
+  PAGE_KEY,
+  type Page,
+  pageKeySql,
+} from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { PaycheckFigures } from '../../money/earnings/paychecks.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
@@ -92,17 +100,26 @@ function paychecksVisibleTo(db: Kysely<DB>, caller: Caller) {
     : query.where(sql<SqlBool>`false`);
 }
 
-/** Oldest pay period first; ids break ties between jobs whose periods start together. */
+/** The paychecks list's order: oldest pay period first; ids break ties between jobs whose periods start together. */
+export const PAYCHECK_LIST_ORDER: ListOrder = {
+  list: 'paychecks',
+  key: { column: 'paychecks.pay_period_starts_at', type: 'timestamptz' },
+  id: 'paychecks.id',
+};
+
+/** One page of the caller's paychecks, with one row more when another page follows. */
 export async function findVisiblePaychecks(
   db: Kysely<DB>,
   caller: Caller,
-  options: { query: ListQuery; limit: number },
-): Promise<PaycheckRow[]> {
+  options: { query: ListQuery; page: Page },
+): Promise<(PaycheckRow & { [PAGE_KEY]: string })[]> {
   return paychecksVisibleTo(db, caller)
+    .select(pageKeySql(PAYCHECK_LIST_ORDER).as(PAGE_KEY))
     .where(paycheckListSql(options.query))
+    .where(afterSql(PAYCHECK_LIST_ORDER, options.page))
     .orderBy('paychecks.pay_period_starts_at')
     .orderBy('paychecks.id')
-    .limit(options.limit)
+    .limit(fetchSize(options.page))
     .execute();
 }
 

@@ -13,6 +13,15 @@ import { errorDocumentFor } from '../../platform/json-api.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import { JSON_API_MEDIA } from '../../platform/media-types.ts';
 import {
+  PAGE_SIZE_MAX,
+  PAGINATED,
+  pageLinks,
+  pageLinksSchema,
+  pageOf,
+  pageQueryProperties,
+  readPage,
+} from '../../platform/pagination.ts';
+import {
   OneOf,
   RelationshipBody,
   RelationshipSchema,
@@ -23,11 +32,11 @@ import {
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { includedFundingSources, transferResource } from './serialize.ts';
-import { TRANSFER_FILTER_FIELDS } from './store.ts';
+import { TRANSFER_FILTER_FIELDS, TRANSFER_LIST_ORDER } from './store.ts';
 import { listTransfers, readTransfer, transferNotFound } from './transfer-reads.ts';
 
 /** A list of transfers answers at most this many, oldest first. */
-export const TRANSFERS_LIST_MAX = 1_000;
+export const TRANSFERS_LIST_MAX = PAGE_SIZE_MAX;
 
 const SCHEDULES = ['WITHIN_THIRTY_MINUTES', 'NEXT_BUSINESS_DAY'] as const;
 const INCLUDABLE = ['estimated_funding_sources', 'final_funding_sources'] as const;
@@ -61,10 +70,18 @@ const TransferResource = Type.Object({
   links: Type.Object({ self: Type.String({ format: 'uri' }) }),
   meta: Type.Optional(
     Type.Object({
-      failure_reason: Type.String({
-        description:
-          'Only on a FAILED transfer: why. A sandbox or rail reason (DESTINATION_REJECTED, ACCOUNT_CLOSED, DESTINATION_NOT_FOUND, RAIL_REJECTED) or an ACH return code (R01 insufficient funds, R02 account closed, R03 no account, R04 invalid account number, …); a transfer returned after it settled is FAILED with its return code. An extension: clients of the published description may ignore it.',
-      }),
+      preview: Type.Optional(
+        Type.String({
+          description:
+            'Only on the answer to a preview (preview: true): that nothing was created, so links.self leads nowhere yet. An extension: clients of the published description may ignore it.',
+        }),
+      ),
+      failure_reason: Type.Optional(
+        Type.String({
+          description:
+            'Only on a FAILED transfer: why. A sandbox or rail reason (DESTINATION_REJECTED, ACCOUNT_CLOSED, DESTINATION_NOT_FOUND, RAIL_REJECTED) or an ACH return code (R01 insufficient funds, R02 account closed, R03 no account, R04 invalid account number, …); a transfer returned after it settled is FAILED with its return code. An extension: clients of the published description may ignore it.',
+        }),
+      ),
     }),
   ),
 });
@@ -182,18 +199,20 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
       config: { security: USER_READ.config },
       schema: {
         operationId: 'listTransfers',
+        ...PAGINATED,
         tags: ['Transfers'],
         summary: "The signed-in person's transfers: advances and earnings credited to earnings balances",
-        description: `At most ${TRANSFERS_LIST_MAX} transfers, oldest first.`,
+        description: `At most ${TRANSFERS_LIST_MAX} transfers, oldest first. An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: USER_READ.openApi,
         querystring: Type.Intersect([
           listQuerySchema('Transfers', FILTERS, TRANSFER_FILTER_FIELDS),
-          Type.Object({ include: Type.Optional(IncludeQuery) }),
+          Type.Object({ include: Type.Optional(IncludeQuery), ...pageQueryProperties() }),
         ]),
         response: {
           200: Type.Object({
             data: Type.Array(TransferResource),
             included: Type.Optional(Type.Array(FundingSourceResource)),
+            links: pageLinksSchema(),
           }),
           ...errorResponses(400, 401, 403, 406, 500),
         },
@@ -203,9 +222,17 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
       const query = request.query as Record<string, unknown>;
       const stages = readInclude(query.include);
       const list = readListQuery(query, 'Transfers', FILTERS, TRANSFER_FILTER_FIELDS);
+      const page = readPage(query, TRANSFER_LIST_ORDER);
       const caller = request.caller!;
       if (caller.kind !== 'user') throw new AppError('FORBIDDEN');
-      return wireDocument(await listTransfers(db, caller.personId, list, TRANSFERS_LIST_MAX), stages);
+      const { items, next } = pageOf(
+        await listTransfers(db, caller.personId, list, page),
+        page,
+        TRANSFER_LIST_ORDER,
+        { baseUrl, path: '/rest/transfers', requestUrl: request.url },
+        (view) => [view.pageKey, view.transfer.id],
+      );
+      return { ...wireDocument(items, stages), ...pageLinks(next) };
     },
   );
 

@@ -11,6 +11,10 @@ export function fundingSourceId(source: FundingSource): string {
     .slice(0, 32);
 }
 
+/** What the answer to a preview says of itself, in the resource object's meta. */
+export const PREVIEW_NOTE =
+  'Nothing was created: this is the price and the checks of the transfer as it would be made now. Its links.self leads nowhere until a transfer is made without preview.';
+
 export function transferResource(baseUrl: string, view: TransferView) {
   const { transfer } = view;
   const ids = (stage: FundingSource['stage']) =>
@@ -40,7 +44,10 @@ export function transferResource(baseUrl: string, view: TransferView) {
       final_funding_sources: toManyRelationship('funding_sources', ids('FINAL')),
     },
   );
-  // Why a transfer failed is an extension of the published description, in `meta` so that its clients ignore it.
+  // Why a transfer failed, and that a preview created nothing, are extensions of the published description, in
+  // `meta` so that its clients ignore them. A preview keeps links.self: the description requires it on every
+  // transfer, though nothing is there to read.
+  if (view.preview) return { ...resource, meta: { preview: PREVIEW_NOTE } };
   if (transfer.status === 'FAILED' && transfer.failureReason)
     return { ...resource, meta: { failure_reason: transfer.failureReason } };
   return resource;

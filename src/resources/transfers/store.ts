@@ -1,5 +1,14 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import {
+  afterSql,
+  fetchSize,
+  type ListOrder,
+  orderSql,
+  PAGE_KEY,
+  type Page,
+  pageKeySql,
+} from '../../db/keyset-page.ts';
 import type { Tx } from '../../db/transaction.ts';
 import type { FundingSourceRow, TransferRow } from '../../money/advances/transfer.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
@@ -13,16 +22,26 @@ const TRANSFER_COLUMNS = sql`t.id, t.person_id, t.origin_account_id, t.origin_pa
   t.amount_minor, t.fee_minor, trim(t.currency) as currency, t.schedule, t.status, t.failure_reason,
   t.rail_reference, t.settle_after, t.submitted_at, t.resolved_at`;
 
-/** A person's transfers, oldest first, at most `limit`. */
+/** The transfers list's order: oldest first (by submitted_at), then by id. */
+export const TRANSFER_LIST_ORDER: ListOrder = {
+  list: 'transfers',
+  key: { column: 't.submitted_at', type: 'timestamptz' },
+  id: 't.id',
+};
+
+/** One page of a person's transfers, oldest first, with one row more when another page follows. */
 export async function findTransfersOfPerson(
   db: Db,
   personId: string,
   query: ListQuery,
-  limit: number,
-): Promise<TransferRow[]> {
-  const { rows } = await sql<TransferRow>`select ${TRANSFER_COLUMNS} from transfers t
+  page: Page,
+): Promise<(TransferRow & { [PAGE_KEY]: string })[]> {
+  const { rows } = await sql<TransferRow & { [PAGE_KEY]: string }>`select ${TRANSFER_COLUMNS},
+      ${pageKeySql(TRANSFER_LIST_ORDER)} as ${sql.ref(PAGE_KEY)}
+    from transfers t
     where t.person_id = ${personId}::uuid and ${listQuerySql(query, TRANSFER_FILTER_FIELDS)}
-    order by t.submitted_at, t.id limit ${limit}`.execute(db);
+      and ${afterSql(TRANSFER_LIST_ORDER, page)}
+    order by ${orderSql(TRANSFER_LIST_ORDER)} limit ${fetchSize(page)}`.execute(db);
   return rows;
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import type { Page } from '../../db/keyset-page.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { TransferView } from '../../money/advances/advance-service.ts';
 import { fundingSourceOf, transferOf } from '../../money/advances/transfer.ts';
@@ -9,14 +10,17 @@ export function transferNotFound(id: string): AppError {
   return new AppError('RECORD_NOT_FOUND', { detail: `No transfer ${id} is visible to this token.` });
 }
 
-/** A person's transfers with their funding sources, oldest first, at most `limit`. */
+/**
+ * One page of a person's transfers with their funding sources, oldest first, with one more when another page
+ * follows; each with its sort key as text, for the next page's cursor.
+ */
 export async function listTransfers(
   db: Db,
   personId: string,
   query: ListQuery,
-  limit: number,
-): Promise<TransferView[]> {
-  const rows = await findTransfersOfPerson(db, personId, query, limit);
+  page: Page,
+): Promise<(TransferView & { pageKey: string })[]> {
+  const rows = await findTransfersOfPerson(db, personId, query, page);
   const sources = await findFundingSources(
     db,
     rows.map((row) => row.id),
@@ -26,6 +30,7 @@ export async function listTransfers(
     transfer: transferOf(row),
     sources: (sourcesOf.get(row.id) ?? []).map(fundingSourceOf),
     preview: false,
+    pageKey: row.page_key,
   }));
 }
 

@@ -3,17 +3,30 @@ import { Type } from 'typebox';
 import { pointingAt } from '../../admin/input-errors.ts';
 import { AppError, type ErrorSource } from '../../errors/app-error.ts';
 import { OPTIONAL_BODY } from '../../platform/openapi.ts';
+import {
+  PAGINATED,
+  pageLinks,
+  pageLinksSchema,
+  pageOf,
+  pageQueryProperties,
+  readPage,
+} from '../../platform/pagination.ts';
 import { bodyIdMustMatch, ResourceIdParam } from '../../platform/resource-schemas.ts';
 import type { SecurityRequirement } from '../../platform/route-config.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { selfLink } from '../../platform/serializer.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/event-types.ts';
 import {
+  ENDPOINT_LIST_ORDER,
   EndpointNotFound,
   type EndpointOwner,
   type WebhookEndpoint,
 } from '../../webhooks/webhook-endpoints.ts';
-import { DELIVERIES_LIST_MAX, type DeliveryAttempt } from '../../webhooks/webhook-events.ts';
+import {
+  DELIVERIES_LIST_MAX,
+  DELIVERY_LIST_ORDER,
+  type DeliveryAttempt,
+} from '../../webhooks/webhook-events.ts';
 import type { Webhooks } from '../../webhooks/webhooks.ts';
 import {
   DeliveryResource,
@@ -52,6 +65,9 @@ type UpdateDocument = {
     attributes: { url?: string; description?: string | null; event_types?: string[] | null; status?: string };
   };
 };
+
+/** A page of the delivery log holds this many attempts unless page[size] (or its former name, limit) says. */
+const DELIVERIES_PAGE_DEFAULT = 100;
 
 const EVENT_LIST = Object.entries(WEBHOOK_EVENT_TYPES)
   .map(([type, what]) => `${type} (${what})`)
@@ -127,16 +143,30 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
       config: { security: security.config },
       schema: {
         operationId: op('listWebhookEndpoints'),
+        ...PAGINATED,
         tags,
         summary: operator ? "Every client's webhook endpoints" : "The calling client's webhook endpoints",
+        description:
+          'Oldest first, at most page[size] (1 to 1000, 1000 by default); links.next is the next page while more follow.',
         security: security.openApi,
+        querystring: Type.Object(pageQueryProperties()),
         response: {
-          200: Type.Object({ data: Type.Array(WebhookEndpointResource) }),
-          ...errorResponses(401, 403, 406, 500),
+          200: Type.Object({ data: Type.Array(WebhookEndpointResource), links: pageLinksSchema() }),
+          ...errorResponses(400, 401, 403, 406, 500),
         },
       },
     },
-    async (request) => ({ data: (await webhooks.endpoints.list(ownerOf(request))).map((e) => wire(e)) }),
+    async (request) => {
+      const page = readPage(request.query as Record<string, unknown>, ENDPOINT_LIST_ORDER);
+      const { items, next } = pageOf(
+        await webhooks.endpoints.listPage(ownerOf(request), page),
+        page,
+        ENDPOINT_LIST_ORDER,
+        { baseUrl, path: base, requestUrl: request.url },
+        (row) => [row.pageKey, row.endpoint.id],
+      );
+      return { data: items.map((row) => wire(row.endpoint)), ...pageLinks(next) };
+    },
   );
 
   app.post(
@@ -324,41 +354,63 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
       config: { security: security.config },
       schema: {
         operationId: op('listWebhookDeliveries'),
+        ...PAGINATED,
         tags,
         summary: 'The delivery log of an endpoint, latest first',
-        description:
-          'Each attempt: the status code the receiver answered (none when it could not be reached), how long it took, and the outcome.',
+        description: `Each attempt: the status code the receiver answered (none when it could not be reached), how long it took, and the outcome. Latest first, at most page[size] (1 to ${DELIVERIES_LIST_MAX}, ${DELIVERIES_PAGE_DEFAULT} by default); links.next is the next page while more follow.`,
         security: security.openApi,
         params: Params,
         querystring: Type.Object({
           limit: Type.Optional(
             Type.String({
               pattern: '^[0-9]{1,4}$',
-              description: `1 to ${DELIVERIES_LIST_MAX}; 100 by default.`,
+              deprecated: true,
+              description: `The former name of page[size]: 1 to ${DELIVERIES_LIST_MAX}; ${DELIVERIES_PAGE_DEFAULT} by default.`,
             }),
           ),
           event_id: Type.Optional(Type.String({ maxLength: 64 })),
+          ...pageQueryProperties(DELIVERIES_PAGE_DEFAULT),
         }),
         response: {
-          200: Type.Object({ data: Type.Array(DeliveryResource) }),
+          200: Type.Object({ data: Type.Array(DeliveryResource), links: pageLinksSchema() }),
           ...errorResponses(400, 401, 403, 404, 406, 500),
         },
       },
     },
     async (request) => {
-      const query = request.query as { limit?: string; event_id?: string };
-      const attempts = await answering(
+      const query = request.query as Record<string, unknown> & { limit?: string; event_id?: string };
+      const page = readPage(query, DELIVERY_LIST_ORDER, { defaultSize: DELIVERIES_PAGE_DEFAULT });
+      if (query.limit !== undefined) {
+        const limit = Number(query.limit);
+        if (query['page[size]'] !== undefined || !(limit >= 1 && limit <= DELIVERIES_LIST_MAX))
+          throw new AppError('INVALID_PARAMETERS', {
+            detail: `limit (the former name of page[size]) must be a whole number from 1 to ${DELIVERIES_LIST_MAX}, and not given with page[size].`,
+            source: { parameter: 'limit' },
+          });
+        page.size = limit;
+      }
+      const rows = await answering(
         () =>
-          webhooks.events.deliveries(ownerOf(request), {
-            endpointId: idOf(request),
-            eventId: query.event_id,
-            limit: query.limit === undefined ? undefined : Number(query.limit),
-          }),
-        (field) => ({
-          parameter: field === 'event' ? 'event_id' : field === 'endpoint' ? 'endpoint_id' : 'limit',
-        }),
+          webhooks.events.deliveriesPage(
+            ownerOf(request),
+            { endpointId: idOf(request), eventId: query.event_id },
+            page,
+          ),
+        (field) => ({ parameter: field === 'event' ? 'event_id' : 'endpoint_id' }),
       );
-      return { data: attempts.map(deliveryWire) };
+      const { items, next } = pageOf(
+        rows,
+        page,
+        DELIVERY_LIST_ORDER,
+        {
+          baseUrl,
+          path: `${base}/${encodeURIComponent(idOf(request).toLowerCase())}/deliveries`,
+          requestUrl: request.url,
+          drop: ['limit'],
+        },
+        (row) => [row.pageKey, row.attempt.id],
+      );
+      return { data: items.map((row) => deliveryWire(row.attempt)), ...pageLinks(next) };
     },
   );
 
