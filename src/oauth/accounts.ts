@@ -7,6 +7,7 @@ import {
 } from '../crypto/passwords.ts';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { SCOPE_CLAIMS } from './scopes.ts';
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
@@ -89,4 +90,63 @@ export async function signUp(
           'We could not match these details to an employee without a password. Check them, or sign in if you already have a password.',
         field: 'email',
       };
+}
+
+/** The standard claims of a person (OpenID Connect Core §5.1), all of them; which ones are given depends on scope. */
+export interface PersonClaims {
+  sub: string;
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  email?: string;
+  email_verified?: boolean;
+}
+
+/** Who a person is, for the consent page and for the claims of their tokens; undefined if there is no such person. */
+export async function findPerson(
+  db: Db,
+  id: string,
+): Promise<{ id: string; firstName: string; lastName: string; email: string | null } | undefined> {
+  const row = await db
+    .selectFrom('people')
+    .select(['id', 'first_name', 'last_name', 'email'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row && { id: row.id, firstName: row.first_name, lastName: row.last_name, email: row.email };
+}
+
+export function fullName(person: { firstName: string; lastName: string }): string {
+  return [person.firstName.trim(), person.lastName.trim()].filter(Boolean).join(' ');
+}
+
+/**
+ * The claims of a person's record. The email is the one they sign in with, which their employer's roster gives;
+ * `email_verified` is false because nothing here proves the person controls that address: sign-up matches the
+ * roster's email and an employee ID, and no message is ever sent to the address. (If an email confirmation step is
+ * added, record it on the person and say true here.) A claim with no value is left out.
+ */
+export function claimsOf(person: {
+  id: string;
+  firstName: string;
+  lastName: string;
+  email: string | null;
+}): PersonClaims {
+  const name = fullName(person);
+  return {
+    sub: person.id,
+    ...(name ? { name } : {}),
+    ...(person.firstName.trim() ? { given_name: person.firstName.trim() } : {}),
+    ...(person.lastName.trim() ? { family_name: person.lastName.trim() } : {}),
+    ...(person.email ? { email: person.email, email_verified: false } : {}),
+  };
+}
+
+/** The claims of the scopes given (SCOPE_CLAIMS), out of all of a person's claims. */
+export function claimsForScopes(claims: PersonClaims, scopes: Iterable<string>): Partial<PersonClaims> {
+  const names = new Set<string>();
+  for (const scope of scopes) {
+    if (Object.hasOwn(SCOPE_CLAIMS, scope))
+      for (const name of SCOPE_CLAIMS[scope as keyof typeof SCOPE_CLAIMS]) names.add(name);
+  }
+  return Object.fromEntries(Object.entries(claims).filter(([name]) => names.has(name)));
 }

@@ -11,7 +11,7 @@ import type { ConnectionAnswer } from '../platform/framework-errors.ts';
 import { purgeExpiredPayloads } from './adapter.ts';
 import { CsrfTokens } from './csrf.ts';
 import { interactionRoutes } from './interactions.ts';
-import { renderErrorPage } from './pages/pages.ts';
+import { renderStatusErrorPage } from './pages/pages.ts';
 import { createProvider } from './provider.ts';
 import {
   checkCharset,
@@ -96,13 +96,18 @@ function logIfUnexpected(request: FastifyRequest, error: Error, status: number):
 /** The HTML error page of the authorization server, with the request id to quote. */
 function sendErrorPage(request: FastifyRequest, reply: FastifyReply, status: number, description: string) {
   if (status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
-  const title =
-    status >= 500 ? 'Unexpected error' : status === 415 ? 'Form not accepted' : 'Request not accepted';
   return reply
     .code(status)
     .header('Cache-Control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(renderErrorPage(title, description, request.id));
+    .send(
+      renderStatusErrorPage({
+        status,
+        code: errorCodeOf(status),
+        detail: description,
+        requestId: request.id,
+      }),
+    );
 }
 
 /** A failed request answered in the shape of where it went: the OAuth error JSON from an endpoint, else a page. */
@@ -136,7 +141,12 @@ export function authConnectionAnswer(
   if (target !== undefined && BROWSER_PATHS.some((page) => target.startsWith(page))) {
     return {
       mediaType: 'text/html; charset=utf-8',
-      body: renderErrorPage('Request not accepted', error.detail, requestId),
+      body: renderStatusErrorPage({
+        status: error.status,
+        code: errorCodeOf(error.status),
+        detail: error.detail,
+        requestId,
+      }),
     };
   }
   return {
@@ -219,7 +229,12 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
     const request = requests.get(koa.req);
     if (BROWSER_PATHS.some((page) => koa.path.startsWith(page))) {
       koa.type = 'text/html; charset=utf-8';
-      koa.body = renderErrorPage('Try again in a moment', UNAVAILABLE_DESCRIPTION, request?.id);
+      koa.body = renderStatusErrorPage({
+        status: 503,
+        code: 'temporarily_unavailable',
+        detail: UNAVAILABLE_DESCRIPTION,
+        requestId: request?.id,
+      });
     } else {
       koa.type = 'application/json';
       koa.body = {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionDetails, Provider } from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { authenticate, normalizeEmail, signUp } from './accounts.ts';
+import { authenticate, findPerson, fullName, normalizeEmail, signUp } from './accounts.ts';
 import { findClient } from './clients.ts';
 import { CSRF_COOKIE, type CsrfTokens } from './csrf.ts';
 import { accountAtAddressKey, addressKey, admitAttempt, recordSuccess } from './login-throttle.ts';
@@ -10,6 +10,7 @@ import {
   type ClientView,
   renderConsentPage,
   renderErrorPage,
+  renderExpiredPage,
   renderLoginPage,
   renderSignupPage,
   renderThrottledPage,
@@ -77,11 +78,23 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     let details: InteractionDetails;
     try {
       details = await provider.interactionDetails(request.raw, reply.raw);
-    } catch {
+      // The provider finds the interaction by its cookie; the address must name the same one.
+      if (details.uid !== request.params.uid)
+        throw Object.assign(new Error(), { error: 'session_not_found' });
+    } catch (error) {
+      // Not found, expired, already finished, or this browser lacks the interaction's cookie (another browser's).
+      const { error: code, error_description: detail } = error as {
+        error?: unknown;
+        error_description?: unknown;
+      };
       send(
         reply,
         400,
-        renderErrorPage('Sign-in expired', 'This sign-in request has expired or was already used.'),
+        renderExpiredPage({
+          code: typeof code === 'string' ? code : undefined,
+          detail: typeof detail === 'string' ? detail : undefined,
+          requestId: request.id,
+        }),
       );
       return undefined;
     }
@@ -110,10 +123,13 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     send(
       reply,
       403,
-      renderErrorPage(
-        'Form expired',
-        'This form is no longer valid. Go back, reload the page and try again.',
-      ),
+      renderErrorPage({
+        title: 'Form expired',
+        message: 'This form is no longer valid: it was open too long, or was opened in another window.',
+        next: 'Go back, reload the page and try again.',
+        code: 'csrf_mismatch',
+        requestId: request.id,
+      }),
     );
     return false;
   }
@@ -134,6 +150,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     login: `${INTERACTION_PATH}/${uid}/login`,
     signup: `${INTERACTION_PATH}/${uid}/signup`,
     consent: `${INTERACTION_PATH}/${uid}/consent`,
+    switchAccount: `${INTERACTION_PATH}/${uid}/switch-account`,
     page: `${INTERACTION_PATH}/${uid}`,
   });
 
@@ -152,7 +169,21 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const scopes = String(details.params.scope ?? '')
       .split(' ')
       .filter(Boolean);
-    return send(reply, 200, renderConsentPage({ action: to.consent, csrf: csrfValue, client, scopes }));
+    const person = details.session ? await findPerson(db, details.session.accountId) : undefined;
+    return send(
+      reply,
+      200,
+      renderConsentPage({
+        action: to.consent,
+        switchAction: to.switchAccount,
+        csrf: csrfValue,
+        client,
+        scopes,
+        person: person
+          ? { name: fullName(person) || (person.email ?? 'your account'), email: person.email ?? undefined }
+          : { name: 'your account' },
+      }),
+    );
   });
 
   app.post<{ Params: Params; Body: Form }>(`${INTERACTION_PATH}/:uid/login`, async (request, reply) => {
@@ -219,7 +250,13 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       return send(
         reply,
         403,
-        renderErrorPage('Sign-up unavailable', 'Ask your employer for an invitation to set your password.'),
+        renderErrorPage({
+          title: 'Sign-up unavailable',
+          message: 'You cannot create a password here.',
+          next: 'Ask your employer for an invitation to set your password.',
+          code: 'signup_disabled',
+          requestId: request.id,
+        }),
       );
     }
     const address = addressCeiling(request.ip);
@@ -255,7 +292,13 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       return send(
         reply,
         400,
-        renderErrorPage('Not expected', 'This request is not waiting for your consent.'),
+        renderErrorPage({
+          title: 'Nothing to allow here',
+          message: 'This sign-in is not waiting for you to allow or deny anything any more.',
+          next: 'Go back to the app you came from and start again.',
+          code: 'consent_not_expected',
+          requestId: request.id,
+        }),
       );
     }
     if (request.body?.decision !== 'allow') {
@@ -272,7 +315,12 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
           accountId: details.session.accountId,
           clientId: String(details.params.client_id),
         });
-    if (!grant) return send(reply, 400, renderErrorPage('Sign-in expired', 'Start again from the app.'));
+    if (!grant)
+      return send(
+        reply,
+        400,
+        renderExpiredPage({ detail: 'the grant of this sign-in is gone', requestId: request.id }),
+      );
     const missing = details.prompt.details as {
       missingOIDCScope?: string[];
       missingResourceScopes?: Record<string, string[]>;
@@ -284,4 +332,32 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     const grantId = await grant.save();
     return finish(request, reply, { consent: { grantId } }, true);
   });
+
+  /**
+   * "Not you?" on the consent page: signs the person out of this browser (their sign-in session ends) and shows
+   * the sign-in page of the same authorization request, so that someone else can sign in; the code then is theirs.
+   * The interaction forgets the session, the grant and the earlier sign-in, and asks for a login, as
+   * oidc-provider itself does when another account signs in during an interaction (see its `resume`).
+   */
+  app.post<{ Params: Params; Body: Form }>(
+    `${INTERACTION_PATH}/:uid/switch-account`,
+    async (request, reply) => {
+      const loaded = await load(request, reply);
+      if (!loaded) return reply;
+      const { details } = loaded;
+      if (!checkCsrf(request, details.uid, reply)) return reply;
+      if (details.session) {
+        const session = await provider.Session.findByUid(details.session.uid);
+        await session?.destroy();
+      }
+      const interaction = details;
+      interaction.session = undefined;
+      interaction.grantId = undefined;
+      interaction.lastSubmission = undefined;
+      interaction.result = undefined;
+      interaction.prompt = { name: 'login', reasons: ['switch_account'], details: {} };
+      await interaction.persist();
+      return reply.code(303).header('Cache-Control', 'no-store').redirect(urls(details.uid).page, 303);
+    },
+  );
 }

@@ -2,6 +2,8 @@ import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import { claimsForScopes, claimsOf, findPerson } from './accounts.ts';
+import { USERINFO_SCOPE_CLAIM } from './scopes.ts';
 import { ACCESS_TOKEN_ALG, publicJwk, type SigningKey } from './signing-keys.ts';
 
 interface Options {
@@ -17,7 +19,7 @@ type Body = Record<string, unknown>;
  * `error_code` beside every `error`), and for the JWT access tokens the REST API takes: oidc-provider does not
  * store JWT access tokens, so its revocation, introspection and userinfo endpoints refuse them. After the
  * provider has authenticated the client, this answers for our own JWTs: revocation records the token's id for the
- * API processes, introspection describes it to the client that owns it, userinfo gives its subject.
+ * API processes, introspection describes it to the client that owns it, userinfo gives the claims of its OpenID scopes.
  */
 export function jwtEndpointSupport({ config, db, keys }: Options) {
   const jwks = createLocalJWKSet({ keys: keys.map((key) => publicJwk(key.jwk)) });
@@ -109,9 +111,17 @@ export function jwtEndpointSupport({ config, db, keys }: Options) {
       const provider = (ctx as unknown as { oidc: { provider: Provider } }).oidc.provider;
       const grant =
         typeof payload?.grant_id === 'string' ? await provider.Grant.find(payload.grant_id) : undefined;
-      if (payload && grant?.getOIDCScope().split(' ').includes('openid') && !(await isRevoked(payload))) {
+      const granted = new Set(grant?.getOIDCScope().split(' '));
+      if (payload && granted.has('openid') && !(await isRevoked(payload))) {
+        // The claims of the OpenID scopes this token was issued with that the grant still holds; a token issued
+        // without the claim (`ewa tokens issue`, or before there was one) gives the subject alone.
+        const issuedWith = payload[USERINFO_SCOPE_CLAIM];
+        const scopes = (typeof issuedWith === 'string' ? issuedWith.split(' ') : ['openid']).filter((scope) =>
+          granted.has(scope),
+        );
+        const person = typeof payload.sub === 'string' ? await findPerson(db, payload.sub) : undefined;
         ctx.status = 200;
-        ctx.body = { sub: payload.sub };
+        ctx.body = person ? claimsForScopes(claimsOf(person), scopes) : { sub: payload.sub };
         (ctx as unknown as { remove(name: string): void }).remove('WWW-Authenticate');
         return;
       }

@@ -24,10 +24,13 @@ declare module 'oidc-provider' {
     uid: string;
     prompt: { name: string; reasons: string[]; details: Record<string, unknown> };
     params: Record<string, unknown> & { client_id?: string; scope?: string; redirect_uri?: string };
-    session?: { accountId: string; uid: string; cookie: string };
-    grantId?: string;
+    session?: { accountId: string; uid: string; cookie: string } | undefined;
+    grantId?: string | undefined;
     returnTo: string;
-    lastSubmission?: Record<string, unknown>;
+    lastSubmission?: Record<string, unknown> | undefined;
+    result?: Record<string, unknown> | undefined;
+    /** Saves the interaction for the rest of its lifetime. */
+    persist(): Promise<unknown>;
   }
 
   export interface GrantInstance {
@@ -65,6 +68,9 @@ declare module 'oidc-provider' {
     Grant: {
       new (properties: { accountId: string; clientId: string }): GrantInstance;
       find(id: string): Promise<GrantInstance | undefined>;
+    };
+    Session: {
+      findByUid(uid: string): Promise<{ destroy(): Promise<void> } | undefined>;
     };
     Client: {
       prototype: { compareClientSecret(actual: string): Promise<boolean> | boolean };

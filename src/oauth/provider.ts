@@ -3,12 +3,20 @@ import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { allowsOrigin } from '../platform/cors-origins.ts';
+import { claimsOf, findPerson } from './accounts.ts';
 import { databaseAdapter } from './adapter.ts';
 import { clientSecretMatches } from './clients.ts';
 import { jwtEndpointSupport } from './jwt-endpoint-support.ts';
-import { renderErrorPage, renderLogoutPage, renderLogoutSuccessPage } from './pages/pages.ts';
+import { renderAuthorizationErrorPage, renderLogoutPage, renderLogoutSuccessPage } from './pages/pages.ts';
 import { referencePageSignIn } from './reference-page.ts';
-import { ALL_SCOPES, apiScopesFor, CLIENT_SCOPES, OFFLINE_SCOPES } from './scopes.ts';
+import {
+  ALL_SCOPES,
+  apiScopesFor,
+  CLIENT_SCOPES,
+  OFFLINE_SCOPES,
+  SCOPE_CLAIMS,
+  USERINFO_SCOPE_CLAIM,
+} from './scopes.ts';
 import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, loadSigningKeys } from './signing-keys.ts';
 
 export const INTERACTION_PATH = '/interaction';
@@ -38,6 +46,38 @@ function grantableScopes(ctx: KoaContextWithOIDC, registered: string[]): string[
   // The grant reads the requested scopes after this: a request without any asks for the default.
   if (grant === 'client' && requested.length === 0 && params) params.scope = allowed.join(' ');
   return allowed;
+}
+
+/**
+ * The OpenID scopes with claims (openid, profile, email) that the token being issued was granted: those of the
+ * authorization code, or of the refresh token (or of the narrower `scope` a refresh asks for), that the grant still
+ * holds. The REST API's JWT access tokens carry them, so that /userinfo gives only the claims of this token's
+ * scopes, not of everything the person ever allowed the client (jwt-endpoint-support.ts).
+ */
+function userinfoScope(ctx: KoaContextWithOIDC | undefined): string | undefined {
+  const oidc = ctx?.oidc;
+  const entities = oidc?.entities as
+    | {
+        AuthorizationCode?: { scope?: string };
+        RefreshToken?: { scope?: string };
+        Grant?: { getOIDCScope(): string };
+      }
+    | undefined;
+  if (oidc?.route !== 'token' || !entities?.Grant) return undefined;
+  const params = oidc.params as { grant_type?: unknown; scope?: unknown } | undefined;
+  const source =
+    params?.grant_type === 'authorization_code'
+      ? entities.AuthorizationCode?.scope
+      : params?.grant_type === 'refresh_token'
+        ? typeof params.scope === 'string' && params.scope
+          ? params.scope
+          : entities.RefreshToken?.scope
+        : undefined;
+  const granted = new Set(entities.Grant.getOIDCScope().split(' '));
+  const scopes = (source ?? '')
+    .split(' ')
+    .filter((scope) => granted.has(scope) && Object.hasOwn(SCOPE_CLAIMS, scope));
+  return scopes.includes('openid') ? [...new Set(scopes)].join(' ') : undefined;
 }
 
 /** The longest a token signed with a key can live, so retired keys stay in the JWKS that long. */
@@ -100,7 +140,10 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
     },
     responseTypes: ['code'],
     scopes: Object.keys(ALL_SCOPES),
-    claims: { openid: ['sub'] },
+    claims: Object.fromEntries(Object.entries(SCOPE_CLAIMS).map(([scope, names]) => [scope, [...names]])),
+    // The ID token carries the claims of its scopes even when an access token is issued too: a client that asked
+    // for profile or email reads them there, and at /userinfo (by default, only at /userinfo).
+    conformIdTokenClaims: false,
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     clientDefaults: {
       grant_types: ['authorization_code'],
@@ -195,22 +238,31 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
       code: { scopes: Set<string> },
     ) => client.grantTypeAllowed('refresh_token') && OFFLINE_SCOPES.some((scope) => code.scopes.has(scope)),
     // grant_id lets every API process refuse the access tokens of a revoked grant (see RevocationList).
-    extraTokenClaims: async (_ctx: unknown, token: { grantId?: string }) =>
-      token.grantId ? { grant_id: token.grantId } : undefined,
+    extraTokenClaims: async (ctx: KoaContextWithOIDC | undefined, token: { grantId?: string }) => {
+      if (!token.grantId) return undefined;
+      const scope = userinfoScope(ctx);
+      return { grant_id: token.grantId, ...(scope ? { [USERINFO_SCOPE_CLAIM]: scope } : {}) };
+    },
+    // Every claim of the person; oidc-provider gives only those of the scopes granted (SCOPE_CLAIMS).
     findAccount: async (_ctx: unknown, sub: string) => {
-      const person = await deps.db.selectFrom('people').select('id').where('id', '=', sub).executeTakeFirst();
-      return person ? { accountId: person.id, claims: async () => ({ sub: person.id }) } : undefined;
+      const person = await findPerson(deps.db, sub);
+      return person ? { accountId: person.id, claims: async () => claimsOf(person) } : undefined;
     },
     interactions: {
       url: (_ctx: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`,
     },
-    renderError: async (ctx: KoaContextWithOIDC, out: Record<string, string>) => {
+    // An error of the authorization or logout endpoint shown in the browser: plain words for the worker, the OAuth
+    // code and description in small print for support (pages.ts). Its status is the provider's.
+    renderError: async (ctx: KoaContextWithOIDC, out: Record<string, string>, error: unknown) => {
       ctx.type = 'html';
-      ctx.body = renderErrorPage(
-        out.error ?? 'error',
-        out.error_description ?? 'The request could not be completed.',
-        (ctx.response as { get(name: string): string }).get('X-Request-Id') || undefined,
-      );
+      const route = ctx.oidc?.route ?? '';
+      ctx.body = renderAuthorizationErrorPage({
+        code: out.error ?? 'invalid_request',
+        detail: out.error_description,
+        requestId: (ctx.response as { get(name: string): string }).get('X-Request-Id') || undefined,
+        expired: (error as { name?: unknown } | undefined)?.name === 'SessionNotFound',
+        signOut: route.startsWith('end_session'),
+      });
     },
   });
   provider.proxy = true;

@@ -15,9 +15,24 @@ export const CLIENT_SCOPES = {
 
 export const OIDC_SCOPES = {
   openid: 'Confirm who you are',
+  profile: 'See your name',
+  email: 'See your email address',
   offline_access: 'Stay connected when you are not using the app',
   offline: 'Stay connected when you are not using the app',
 } as const;
+
+/**
+ * The OpenID Connect claims each scope gives, at /userinfo and in the ID token (OpenID Connect Core §5.4): only
+ * those of the scopes a token was granted. A person's record has no other standard claims to give.
+ */
+export const SCOPE_CLAIMS = {
+  openid: ['sub'],
+  profile: ['name', 'given_name', 'family_name'],
+  email: ['email', 'email_verified'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The JWT access token claim that lists the OpenID scopes /userinfo answers for with that token (provider.ts). */
+export const USERINFO_SCOPE_CLAIM = 'userinfo_scope';
 
 export type UserScope = keyof typeof USER_SCOPES;
 export type ClientScope = keyof typeof CLIENT_SCOPES;

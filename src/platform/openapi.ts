@@ -3,8 +3,10 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import packageJson from '../../package.json' with { type: 'json' };
+import { FAVICON_SVG } from './assets/favicon.ts';
 import { DOCS_PREFIX, type RouteMediaTypes, routeMediaTypes } from './json-api.ts';
 import { JSON_MEDIA } from './media-types.ts';
+import { type OperationExamples, operationExamples, sharedErrorExample } from './openapi-examples.ts';
 
 export interface OpenApiOptions {
   baseUrl: string;
@@ -57,10 +59,62 @@ function withOptionalBodies<T>(document: T): T {
   return document;
 }
 
+interface DocumentOperation {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  requestBody?: { content?: Record<string, { example?: unknown }> };
+  responses?: Record<string, { content?: Record<string, { example?: unknown }> }>;
+}
+
+/**
+ * Puts each operation's examples (openapi-examples.ts) on its media types: the request body, the success answer,
+ * and an error document for every error status, the operation's own where it has one, else the one every
+ * operation answers alike. An operation with no examples is left as it is; the examples test fails on it.
+ */
+function withExamples<T>(document: T, baseUrl: string): T {
+  const examples: Record<string, OperationExamples> = operationExamples(baseUrl);
+  const paths = (document as { paths?: Record<string, Record<string, DocumentOperation>> }).paths ?? {};
+  for (const operations of Object.values(paths))
+    for (const operation of Object.values(operations)) {
+      const own = operation.operationId ? examples[operation.operationId] : undefined;
+      if (!own) continue;
+      const requestTypes = operation.requestBody?.content ?? {};
+      if (own.request !== undefined)
+        for (const media of Object.values(requestTypes)) media.example = own.request;
+      const responses = Object.entries(operation.responses ?? {});
+      const success = responses.find(([status, response]) => status.startsWith('2') && response.content);
+      const facts = {
+        ...(operation.security ? { security: operation.security } : {}),
+        ...(success ? { answers: Object.keys(success[1].content ?? {})[0] } : {}),
+        ...(Object.keys(requestTypes)[0] ? { reads: Object.keys(requestTypes)[0] } : {}),
+      };
+      for (const [status, response] of responses) {
+        const example = status.startsWith('2')
+          ? own.answer
+          : (own.errors?.[status] ?? sharedErrorExample(baseUrl, status, facts));
+        if (example === undefined) continue;
+        for (const media of Object.values(response.content ?? {})) media.example = example;
+      }
+    }
+  return document;
+}
+
+/** The reference page's own favicon, in place of the library's. */
+const FAVICON = {
+  filename: 'favicon.svg',
+  rel: 'icon',
+  sizes: 'any',
+  type: 'image/svg+xml',
+  content: Buffer.from(FAVICON_SVG),
+};
+
 async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
   await app.register(swagger, {
     transformObject: (document) =>
-      withOptionalBodies('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+      withExamples(
+        withOptionalBodies('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+        options.baseUrl,
+      ),
     transform: ({ schema, url, route }) => ({
       schema: schema
         ? (withMediaTypes(schema as RouteSchema, routeMediaTypes(url, route.config)) as never)
@@ -143,7 +197,7 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
   });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
-    theme: { title: 'EWA Server — API reference' },
+    theme: { title: 'EWA Server — API reference', favicon: [FAVICON] },
     // BaseLayout is the page without swagger-ui's top bar (its logo and a box to load another document).
     uiConfig: { layout: 'BaseLayout', url: '/rest/openapi.json' },
     // PKCE is required of every client here (provider.ts); the sign-in comes back to ./static/oauth2-redirect.html.

@@ -87,7 +87,7 @@ export const DEMO = {
       frequency: 'HOURLY',
     },
   ],
-  /** Sandbox credentials, published in the README: the sandbox holds no real money or people. */
+  /** Sandbox credentials, published in docs/integrators/sandbox.md: the sandbox holds no real money or people. */
   password: 'sandbox-password',
   clients: {
     confidential: {
@@ -98,6 +98,8 @@ export const DEMO = {
       redirectUris: ['http://localhost:3000/callback'],
       scopes: [
         'openid',
+        'profile',
+        'email',
         'offline_access',
         'user:read',
         'user:read_write',
@@ -111,7 +113,7 @@ export const DEMO = {
       partner: 'demo-partner',
       name: 'Demo Partner (mobile)',
       redirectUris: ['http://localhost:3000/callback', 'com.example.ewa:/callback'],
-      scopes: ['openid', 'offline_access', 'user:read', 'user:read_write'],
+      scopes: ['openid', 'profile', 'email', 'offline_access', 'user:read', 'user:read_write'],
     },
   },
 } as const;
@@ -400,10 +402,19 @@ async function insertDemoData(tx: Tx, config: Config, now: Date): Promise<void> 
   ]) {
     const made = await tx
       .selectFrom('oauth_clients')
-      .select('client_id')
+      .select(['client_id', 'scopes'])
       .where('client_id', '=', client.clientId)
       .executeTakeFirst();
     if (made) {
+      // A demo client made before a demo scope existed (profile, email) is given it; none is taken away.
+      const missing = client.scopes.filter((scope) => !made.scopes.includes(scope));
+      if (missing.length > 0) {
+        await tx
+          .updateTable('oauth_clients')
+          .set({ scopes: [...made.scopes, ...missing] })
+          .where('client_id', '=', client.clientId)
+          .execute();
+      }
       await tx
         .insertInto('oauth_client_organizations')
         .values(
@@ -457,7 +468,7 @@ export function describeDemoSeed(outcome: DemoSeedOutcome): string {
 export function demoCredentials(): string {
   const { confidential, public: mobile } = DEMO.clients;
   return [
-    'Sandbox credentials (also in the README):',
+    'Sandbox credentials (also in docs/integrators/sandbox.md):',
     `  confidential client  client_id=${confidential.clientId}  client_secret=${confidential.secret}`,
     `  public client        client_id=${mobile.clientId}  (PKCE, no secret)`,
     `  demo workers         ${DEMO.people[0].email} … (password: ${DEMO.password})`,

@@ -44,6 +44,19 @@ test('the reference page and its assets are served locally, with no CDN', async 
   assert.match(initializer.body, /\/rest\/openapi\.json/);
 });
 
+test("the reference page carries EWA Server's title and favicon, not the library's", async (t) => {
+  const { api } = await buildTestApp(t);
+  const page = await api.inject({ url: '/rest/docs', headers: { accept: 'text/html' } });
+  assert.match(page.body, /<title>EWA Server — API reference<\/title>/);
+  const icons = [...page.body.matchAll(/<link rel="icon"[^>]*href="([^"]+)"/g)].map((match) => match[1]!);
+  assert.deepEqual(icons, ['/rest/docs/static/theme/favicon.svg'], 'our favicon, and only ours');
+  const icon = await api.inject({ url: icons[0]!, headers: { accept: 'image/*' } });
+  assert.equal(icon.statusCode, 200);
+  assert.equal(icon.headers['content-type'], 'image/svg+xml');
+  assert.match(icon.body, /^<svg [^>]*><title>EWA Server<\/title>/);
+  assert.doesNotMatch(page.body.replace(/(?:src|href)="[^"]+"|id="swagger-ui"/g, ''), /swagger/i);
+});
+
 test('every operation served has the path, method, operationId and security of the published description', async (t) => {
   const reference = referenceFacts() as unknown as {
     paths: Record<string, Record<string, ReferenceOperation>>;

@@ -1,8 +1,8 @@
 /**
  * The sign-in pages in a real browser (Debian's Chromium driven by playwright-core): sign up then allow, with
  * the code exchanged, used, refreshed and revoked through openid-client; sign in with a wrong then a right
- * password then deny; labels, focus order and Enter on the login page; screenshots of the login and consent
- * pages under /tmp/ewa-screens/.
+ * password then deny; "Not you?" on the consent page, then another person signs in; labels, focus order and Enter
+ * on the login page; screenshots of the login, consent and an error page under /tmp/ewa-screens/.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -117,6 +117,9 @@ async function decide(page: Page, decision: 'Allow' | 'Deny', hits: URL[]): Prom
   return hits[0]!;
 }
 
+/** An element's text with its white space collapsed. */
+const text = (content: string | null) => (content ?? '').replace(/\s+/g, ' ').trim();
+
 async function healthWith(app: ListeningApp, token: string) {
   const response = await app.api.inject({
     url: '/rest/health',
@@ -200,6 +203,34 @@ test('sign in with a wrong then the right password, then deny', async (t) => {
   assert.equal(returned.searchParams.get('code'), null);
 });
 
+test('the consent page names who is signed in; "Not you?" signs them out and someone else signs in', async (t) => {
+  const { app, email, callback, rp, verifier, state, authorizationUrl } = await setUp(t, {
+    withPassword: true,
+  });
+  const otherId = await createTestPerson(app, { password: PASSWORD });
+  await app.database.db
+    .updateTable('people')
+    .set({ first_name: 'Grace', last_name: 'Hopper' })
+    .where('id', '=', otherId)
+    .execute();
+  const page = await newPage(t);
+  await page.goto(authorizationUrl);
+  await signIn(page, email, PASSWORD);
+  await expectConsentPage(page);
+  assert.match(text(await page.locator('.who').textContent()), /Signed in as Test Person/);
+  await page.getByRole('button', { name: 'Not you?' }).click();
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await signIn(page, `${otherId}@people.example`, PASSWORD);
+  await expectConsentPage(page);
+  assert.match(text(await page.locator('.who').textContent()), /Signed in as Grace Hopper/);
+  const returned = await decide(page, 'Allow', callback.hits);
+  const tokens = await oidc.authorizationCodeGrant(rp, returned, {
+    pkceCodeVerifier: verifier,
+    expectedState: state,
+  });
+  assert.equal(tokens.claims()?.sub, otherId, 'the code is for the person who signed in last');
+});
+
 test('login page: every input is labelled, email has focus, Tab order, Enter submits', async (t) => {
   const { email, authorizationUrl } = await setUp(t, { withPassword: true });
   const page = await newPage(t);
@@ -236,10 +267,11 @@ test('login page: every input is labelled, email has focus, Tab order, Enter sub
   await expectConsentPage(page);
 });
 
-test('screenshots of the login and consent pages', async (t) => {
-  const { email, authorizationUrl } = await setUp(t, { withPassword: true });
+test('screenshots of the login, consent and error pages', async (t) => {
+  const { app, email, authorizationUrl } = await setUp(t, { withPassword: true });
   await mkdir(SCREENS, { recursive: true });
-  for (const name of ['login.png', 'consent.png']) await rm(`${SCREENS}/${name}`, { force: true });
+  const names = ['login.png', 'consent.png', 'error.png'];
+  for (const name of names) await rm(`${SCREENS}/${name}`, { force: true });
   const page = await newPage(t);
   await page.goto(authorizationUrl);
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -247,7 +279,12 @@ test('screenshots of the login and consent pages', async (t) => {
   await signIn(page, email, PASSWORD);
   await expectConsentPage(page);
   await page.screenshot({ path: `${SCREENS}/consent.png`, fullPage: true });
-  for (const name of ['login.png', 'consent.png']) {
+  // An unknown client: plain words first, the code in small print.
+  await page.goto(`${app.authUrl}/oauth2/auth?client_id=no-such-client&response_type=code`);
+  await page.getByRole('heading', { name: 'This sign-in link is not valid' }).waitFor();
+  assert.match(text(await page.locator('.support').textContent()), /invalid_client/);
+  await page.screenshot({ path: `${SCREENS}/error.png`, fullPage: true });
+  for (const name of names) {
     const file = await readFile(`${SCREENS}/${name}`);
     assert.ok(file.subarray(1, 4).toString() === 'PNG' && file.length > 1000, `${name} is a PNG image`);
   }

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
+import { operationExamples } from '../../src/platform/openapi-examples.ts';
 import { claimDemoData, DEMO } from '../../src/seed/demo.ts';
 import { useChromium } from '../helpers/chromium.ts';
 import { buildListeningApp } from '../helpers/listening-app.ts';
@@ -46,6 +47,43 @@ test('the reference page renders under the security headers, with nothing refuse
   await page.waitForSelector('.opblock', { timeout: 30_000 });
   assert.ok((await page.locator('.opblock').count()) > 10, 'the operations are listed');
   assert.deepEqual(refused, []);
+});
+
+test("the reference page is EWA Server's, and shows an operation's real examples, not generated placeholders", {
+  skip,
+}, async (t) => {
+  const app = await buildListeningApp(t);
+  const context = await chromium().newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${app.apiUrl}/rest/docs`);
+  assert.equal(await page.title(), 'EWA Server — API reference');
+  const icons = await page
+    .locator('link[rel~="icon"]')
+    .evaluateAll((links) => links.map((link) => (link as unknown as { href: string }).href));
+  assert.deepEqual(icons, [`${app.apiUrl}/rest/docs/static/theme/favicon.svg`], 'our favicon, and only ours');
+  const icon = await context.request.get(icons[0]!);
+  assert.equal(icon.status(), 200);
+  assert.equal(icon.headers()['content-type'], 'image/svg+xml');
+  assert.match(await icon.text(), /<title>EWA Server<\/title>/);
+
+  const examples = operationExamples(app.apiUrl);
+  const operation = page.locator('#operations-Transfers-createTransfer');
+  await operation.locator('.opblock-summary').click();
+  const requestBody = operation.locator('.opblock-section-request-body .highlight-code').first();
+  await requestBody.waitFor({ timeout: 30_000 });
+  const shown = (await requestBody.textContent()) ?? '';
+  assert.doesNotMatch(shown, /"string"/);
+  assert.deepEqual(JSON.parse(shown), examples.createTransfer!.request, 'the example request body is ours');
+  const answers = (await operation.locator('.responses-wrapper').textContent()) ?? '';
+  assert.match(answers, /"MAXIMUM_AMOUNT_EXCEEDED"/, "the 400 example is the operation's own");
+  assert.match(answers, /"estimated_funding_sources"/, 'the 200 example is a real transfer');
+  assert.doesNotMatch(answers, /"string"/);
+  assert.doesNotMatch(
+    (await page.locator('body').textContent()) ?? '',
+    /swagger/i,
+    "no library's name on the page",
+  );
 });
 
 /** The reference page of a listening sandbox server with the demo data, in a browser context of its own. */

@@ -1,3 +1,4 @@
+import { FAVICON_DATA_URI } from '../../platform/assets/favicon.ts';
 import { type Html, html, raw } from './html.ts';
 
 const STYLE = `
@@ -21,6 +22,10 @@ button.secondary{background:#fff;color:var(--ink);border:1px solid #9aa5b1;margi
 ul.scopes{padding-left:1.2rem}ul.scopes li{margin:.4rem 0}
 .links{font-size:.9rem;color:var(--muted)}
 a{color:var(--brand)}
+.who{display:flex;align-items:center;justify-content:space-between;gap:.75rem;border:1px solid var(--line);border-radius:8px;padding:.5rem .8rem;margin:0 0 1rem}
+.who p{margin:0}.muted{color:var(--muted);font-size:.9rem;word-break:break-all}
+button.link{width:auto;margin:0;padding:.5rem .25rem;background:none;color:var(--brand);text-decoration:underline;font-weight:600;white-space:nowrap}
+.support{font-size:.8rem;color:var(--muted);margin-top:1.5rem;word-break:break-word}
 footer{text-align:center;color:var(--muted);font-size:.85rem;margin:-1.5rem 0 2rem}
 `;
 
@@ -33,6 +38,7 @@ export function page(title: string, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${title} · EWA</title>
+<link rel="icon" type="image/svg+xml" href="${FAVICON_DATA_URI}">
 <style>${raw(STYLE)}</style>
 </head>
 <body>
