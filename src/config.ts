@@ -214,7 +214,7 @@ export class ConfigError extends Error {
 }
 
 /**
- * Published in the README so that anyone can run the sandbox; it encrypts nothing of value, which is why
+ * Public, in this file, so that anyone can run the sandbox; it encrypts nothing of value, which is why
  * production refuses it.
  */
 export const DEVELOPMENT_MASTER_KEY = 'ZXdhLXNlcnZlci1kZXZlbG9wbWVudC1rZXktMzJieXQ=';
@@ -471,7 +471,7 @@ function checkProduction(config: Config, env: Env): void {
   const unset = ACH_PRODUCTION_SETTINGS.filter((name) => !env[name]?.trim());
   if (config.money.rail === 'ach' && unset.length > 0) {
     throw new ConfigError(
-      `EWA_RAIL=ach in production needs your bank's settings, not the sandbox's defaults: set ${unset.join(', ')} (the README's configuration table says what each is).`,
+      `EWA_RAIL=ach in production needs your bank's settings, not the sandbox's defaults: set ${unset.join(', ')} (docs/operators/configuration.md says what each is).`,
     );
   }
   if (config.money.rail === 'ach' && config.money.ach.immediateDestination === UAT_ROUTING_NUMBER) {

@@ -9,7 +9,7 @@ import type { Tx } from './transaction.ts';
  * lock before it reads what it checks, and holds it to commit; every writer of what it checks takes the same lock
  * (or a conflicting mode of it) before it reads and writes. And the check reads in a statement that begins after
  * the lock was granted: under READ COMMITTED, a statement that waited for a row lock still reads the other tables
- * as they were when it began. The README ("Races: what guards each check") lists each pair and its lock.
+ * as they were when it began. docs/design/concurrency.md lists each pair and its lock.
  *
  * Every transaction takes the locks it waits for in this order, so no two wait for each other in a cycle:
  *   1. organizations, in id order: FOR UPDATE to change a policy (operator/organizations.ts), FOR NO KEY UPDATE by

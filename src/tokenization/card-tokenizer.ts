@@ -62,7 +62,7 @@ export class CardTokenizer {
     if (this.#isSandbox() && !UAT_TEST_CARDS.has(card.card_number)) {
       throw new AppError('INVALID_FIELDS', {
         detail:
-          'card_number is not a sandbox test card: this sandbox (EWA_ENV=uat) tokenizes only the test cards listed in the README.',
+          'card_number is not a sandbox test card: this sandbox (EWA_ENV=uat) tokenizes only the test cards listed in docs/integrators/card-tokenization.md.',
         source: { pointer: '/card_number' },
       });
     }

@@ -14,22 +14,22 @@ import { openTestDatabase } from '../helpers/test-database.ts';
 import { clientToken, createTestClient, userToken } from '../helpers/tokens.ts';
 
 /**
- * The README's tables of the sandbox's magic values, walked row by row against a fresh sandbox with the demo data,
+ * The tables of the sandbox's magic values in docs/integrators/sandbox.md, walked row by row against a fresh sandbox with the demo data,
  * through HTTP as a partner would: every refusal an advance's checks can give, and every outcome of the rail.
  */
 const ROOT = join(import.meta.dirname, '..', '..');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const PAGE = readFileSync(join(ROOT, 'docs', 'integrators', 'sandbox.md'), 'utf8');
 const REAL_NOW = new Date(SEEDED_AT.getTime() + 60 * 60_000);
 const NORTHWIND = DEMO.organizations.northwind.id;
 const ACME = DEMO.organizations.acme.id;
 const JSON_API = 'application/vnd.api+json';
 
-/** The first column of each row of the table between the README's markers `<!-- name:start -->` and `:end`. */
+/** The cells of each row of the table between the sandbox page's markers `<!-- name:start -->` and `:end`. */
 function tableRows(name: string): string[][] {
-  const start = README.indexOf(`<!-- ${name}:start -->`);
-  const end = README.indexOf(`<!-- ${name}:end -->`);
-  assert.ok(start >= 0 && end > start, `README has the table ${name}`);
-  return README.slice(start, end)
+  const start = PAGE.indexOf(`<!-- ${name}:start -->`);
+  const end = PAGE.indexOf(`<!-- ${name}:end -->`);
+  assert.ok(start >= 0 && end > start, `docs/integrators/sandbox.md has the table ${name}`);
+  return PAGE.slice(start, end)
     .split('\n')
     .filter((line) => line.startsWith('|') && !line.startsWith('|---'))
     .slice(1)
@@ -198,7 +198,7 @@ async function importedWorker(world: World): Promise<Worker & PaidWorker> {
   return worker as unknown as Worker & PaidWorker;
 }
 
-/** Each row of the README's table, as a partner would follow it: the codes it gives. */
+/** Each row of the sandbox page's table, as a partner would follow it: the codes it gives. */
 const SCENARIOS: Record<string, (world: World) => Promise<string[]>> = {
   async INVALID_RESOURCE_LINK({ app, worker }) {
     const [alex, bailey] = [await worker('Alex'), await worker('Bailey')];
@@ -302,14 +302,14 @@ const SCENARIOS: Record<string, (world: World) => Promise<string[]>> = {
   },
 };
 
-test("the README's table names every code the checks of an advance give, each once", () => {
+test("the sandbox page's table names every code the checks of an advance give, each once", () => {
   const codes = tableRows('sandbox-magic-values').map((row) => row[0]!.replaceAll('`', ''));
   const checked = [...new Set(ADVANCE_CHECKS.map((check) => check.code))];
   assert.deepEqual([...codes].sort(), [...checked].sort());
   assert.deepEqual(Object.keys(SCENARIOS).sort(), [...checked].sort());
 });
 
-test("each row of the README's table gives its code in a fresh sandbox", async (t) => {
+test("each row of the sandbox page's table gives its code in a fresh sandbox", async (t) => {
   const world = await sandbox(t);
   for (const [code] of tableRows('sandbox-magic-values').map((row) => [row[0]!.replaceAll('`', '')])) {
     const scenario = SCENARIOS[code!];
@@ -323,7 +323,7 @@ test("each row of the README's table gives its code in a fresh sandbox", async (
   }
 });
 
-test("the README's rail outcomes are the sandbox rail's, and the sandbox clock shows each happen", async (t) => {
+test("the sandbox page's rail outcomes are the sandbox rail's, and the sandbox clock shows each happen", async (t) => {
   const rows = tableRows('sandbox-rail-outcomes');
   const magic = rows
     .map((row) => /\(`(\d+)`\)/.exec(row[0]!))

@@ -72,7 +72,7 @@ test('npm start path: first start creates the database, seeds, serves three list
   assert.ok(existsSync(join(dataDir, 'pgdata')), 'the embedded database lives in the data directory');
   assert.equal((await fetch(`${env.EWA_AUTH_URL}/anything`)).status, 404);
 
-  // The README walk-through: a token for the demo client, then the health check with it.
+  // The README tour: a token for the demo client, then the health check with it.
   const tokenResponse = await fetch(`${env.EWA_AUTH_URL}/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -14,11 +14,10 @@ export interface Answer {
 
 /**
  * The documented shape of a failure, by where the request went:
- * - `json-api`: /rest, /admin and every other path of the API listener (README "REST conventions");
- * - `card-error`: card tokenization, the same error document served as application/json (README "Card
- *   tokenization");
+ * - `json-api`: /rest, /admin and every other path of the API listener (docs/integrators/rest-api.md);
+ * - `card-error`: card tokenization, the same error document served as application/json (docs/integrators/card-tokenization.md);
  * - `oauth-json`: the authorization server's protocol endpoints, `error`, `error_description` and
- *   `error_code` (README "The authorization server": every error body carries error_code);
+ *   `error_code` (docs/integrators/authorization.md: every error body carries error_code);
  * - `html`: the authorization server's pages (authorization, sign-in, sign-up, consent, logout);
  * - `oauth-json-or-html`: where the authorization server negotiates (oidc-provider renders its errors as a
  *   page for a client that asks for HTML, and as the OAuth error JSON otherwise): either, complete.

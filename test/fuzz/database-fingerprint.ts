@@ -4,11 +4,11 @@ import type { Db } from '../../src/db/database.ts';
 /**
  * Tables a refused request may change by design, left out of the comparison:
  * - `idempotency_keys`: a refused POST /rest/transfers stores its answer under its key, so that the same key
- *   replays the same refusal (README "Advances": refusals included);
+ *   replays the same refusal (docs/integrators/sandbox.md: refusals included);
  * - `login_throttle`: a refused sign-in or sign-up counts against the account and the address; that count is
  *   the protection against guessing;
  * - `card_token_uses`: the first use of a card token spends it whatever the outcome, so that one token cannot
- *   be replayed to probe the checks (README "Adding a debit card"). Every other table (those of
+ *   be replayed to probe the checks (docs/integrators/card-tokenization.md). Every other table (those of
  *   src/db/schema.ts, and any added later: the list is read from the database) must be exactly as it was
  *   after a 4xx.
  */

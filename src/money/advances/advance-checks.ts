@@ -7,8 +7,8 @@ import type { PersonAccountRow, PersonStanding } from './transfer.ts';
 
 /**
  * The checks of an advance, in the documented order: the first that refuses answers. This table is the one place the
- * order is written; the README and the route's description are generated from it (`describeAdvanceChecks`), and a
- * test holds the README to it. Each check is a small pure function of what the advance read under its locks.
+ * order is written; the sandbox page of the docs and the route's description are generated from it
+ * (`describeAdvanceChecks`), and a test holds docs/integrators/sandbox.md to it. Each check is a small pure function of what the advance read under its locks.
  */
 
 /** What an advance's checks look at: the request, and what was read for it under the person's lock. */
@@ -384,7 +384,7 @@ export function firstRefusal(
 }
 
 /**
- * The checks as documentation: a numbered Markdown list, one item per step (the README's), or one line of plain
+ * The checks as documentation: a numbered Markdown list, one item per step (docs/integrators/sandbox.md's), or one line of plain
  * text (the route's description in the OpenAPI document).
  */
 export function describeAdvanceChecks(format: 'markdown' | 'plain'): string {
