@@ -212,7 +212,9 @@ interface MoneyStateRow {
  * open pay periods where the ledger's grows with the account's whole history.
  *
  * For the states' limits per pay period, each fundable paycheck also brings what advances took from it
- * (total_debited_minor) and how many advances with a fee it funds (through funding_sources_paycheck_idx): the pay
+ * (total_debited_minor) and how many advances with a fee it funds (funding_sources_paycheck_idx, then each
+ * transfer by its key, as a correlated value: a join or EXISTS, planned without statistics, hash-joined a scan of
+ * every transfer): the pay
  * period of an advance is that of the paychecks it is funded from and repaid from. The month's fees are a range of
  * transfers_person_idx, from the month's first midnight in the employer's time zone.
  */
@@ -230,10 +232,9 @@ function moneyStateStatement(
       (r.client_id is not null and exists (select 1 from transfers t where t.id = r.client_id)) as id_taken,
       coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor,
             'debited_minor', f.total_debited_minor,
-            'fee_bearing_advances', (select count(distinct t.id) from funding_sources fs
-              join transfers t on t.id = fs.transfer_id
-              where fs.paycheck_id = f.id and t.fee_minor > 0 and t.status <> 'FAILED'
-                and t.origin_account_id is not null))
+            'fee_bearing_advances', (select count(distinct fs.transfer_id) from funding_sources fs
+              where fs.paycheck_id = f.id and (select t.fee_minor > 0 and t.status <> 'FAILED'
+                and t.origin_account_id is not null from transfers t where t.id = fs.transfer_id)))
           order by f.pay_period_starts_at, f.id)
         from (select p.id, p.pay_period_starts_at, p.total_debited_minor,
             p.accessible_minor - p.total_debited_minor as remaining_minor
