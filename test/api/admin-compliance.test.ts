@@ -244,3 +244,31 @@ test("state_of_residence_source: the employer's roster, or the person", async (t
     .executeTakeFirstOrThrow();
   assert.equal(self.state_of_residence_source, 'SELF_DECLARED');
 });
+
+test('every /admin/compliance operation needs a client token with admin:operator', async (t) => {
+  const { app } = await operator(t);
+  const partner = await createTestClient(app, { name: 'Partner' });
+  const partnerToken = await clientToken(app, ['client:lookup'], partner);
+  const operations: ['GET' | 'POST' | 'PATCH' | 'DELETE', string][] = [
+    ['GET', RULES],
+    ['POST', RULES],
+    ['GET', `${RULES}/CT-FEE-CAP-MONTH`],
+    ['PATCH', `${RULES}/CT-FEE-CAP-MONTH`],
+    ['DELETE', `${RULES}/CT-FEE-CAP-MONTH`],
+  ];
+  for (const [method, url] of operations) {
+    const body =
+      method === 'POST' || method === 'PATCH' ? JSON.stringify(ruleBody({ enabled: false })) : undefined;
+    const headers = body === undefined ? {} : { 'content-type': JSON_API };
+    const anonymous = await app.api.inject({ method, url, headers, ...(body ? { payload: body } : {}) });
+    assert.equal(anonymous.statusCode, 401, `${method} ${url}`);
+    const forbidden = await app.api.inject({
+      method,
+      url,
+      headers: { ...headers, authorization: `Bearer ${partnerToken}` },
+      ...(body ? { payload: body } : {}),
+    });
+    assert.equal(forbidden.statusCode, 403, `${method} ${url}`);
+  }
+  assert.deepEqual(await app.database.db.selectFrom('compliance_rule_overrides').selectAll().execute(), []);
+});

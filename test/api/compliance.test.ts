@@ -107,7 +107,7 @@ test('FEE_CAP_PER_ADVANCE: Maryland has two tiers, 500 up to 7,500 and 750 above
 });
 
 test('FEE_CAP_PER_MONTH: a lower monthly cap set by the operator, counted over the calendar month', async (t) => {
-  const { app, worker } = await setup(t, 'CT', { policy: PAID_ONLY });
+  const { app, worker, setClock } = await setup(t, 'CT', { policy: PAID_ONLY });
   const file = stateRules();
   // One advance with a fee a period would stop the second first: switched off to reach the monthly cap.
   await switchRule(app.database.db, file, 'CT-FEE-ADVANCES-PER-PERIOD', false, OPERATOR);
@@ -121,6 +121,11 @@ test('FEE_CAP_PER_MONTH: a lower monthly cap set by the operator, counted over t
   );
   // A free advance (Connecticut's free option: the employer offers none) is never refused by a cap on fees.
   assert.equal((await accepted(app, worker, { amount: 1300 })).fee, 0);
+  // The month is the employer's: 2026-04-01 03:59 UTC is still March 31 in New York, 04:00 is April.
+  setClock(new Date('2026-04-01T03:59:00Z'));
+  await refused(app, worker, { ...INSTANT, amount: 1400 }, 'MAXIMUM_FEE_EXCEEDED');
+  setClock(new Date('2026-04-01T04:00:00Z'));
+  assert.equal((await accepted(app, worker, { ...INSTANT, amount: 1500 })).fee, 300);
 });
 
 test('AMOUNT_LIMIT_PER_PERIOD: Connecticut, advances of a pay period below 75,000', async (t) => {

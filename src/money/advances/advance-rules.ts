@@ -7,19 +7,21 @@ export type Schedule = 'WITHIN_THIRTY_MINUTES' | 'NEXT_BUSINESS_DAY';
  * The fee for this destination type and schedule; null when the pair is not offered. The employer's schedule,
  * except where the person's state requires a free option (FREE_OPTION_REQUIRED) and the employer offers none: then
  * the state wins, and a next-business-day transfer to a bank account costs 0 and is offered, since every rail pays
- * bank accounts. Preview, the transfer's fee and the ledger all take the fee from here.
+ * bank accounts. Preview, the transfer's fee and the ledger all take the fee from here. `payable`: the kinds of
+ * account the configured rails pay (all when not given), since a free card transfer no rail can pay is no option.
  */
 export function feeFor(
   policy: OrganizationPolicy,
   destinationType: string,
   schedule: Schedule,
   jurisdiction?: Jurisdiction,
+  payable?: readonly string[],
 ): number | null {
   if (
     destinationType === 'DEPOSITORY' &&
     schedule === 'NEXT_BUSINESS_DAY' &&
     rulesOfKind(jurisdiction, 'FREE_OPTION_REQUIRED').length > 0 &&
-    !offersFreeOption(policy)
+    !offersFreeOption(policy, payable)
   )
     return 0;
   const instant = schedule === 'WITHIN_THIRTY_MINUTES';
@@ -29,13 +31,12 @@ export function feeFor(
   return null;
 }
 
-/** Some pair of the employer's schedule costs nothing. */
-export function offersFreeOption(policy: OrganizationPolicy): boolean {
+/** Some pair of the employer's schedule that a rail pays costs nothing. */
+export function offersFreeOption(policy: OrganizationPolicy, payable?: readonly string[]): boolean {
+  const pays = (kind: string) => payable?.includes(kind) ?? true;
   return [
-    policy.feeCardInstantMinor,
-    policy.feeCardNextDayMinor,
-    policy.feeBankInstantMinor,
-    policy.feeBankNextDayMinor,
+    ...(pays('CARD') ? [policy.feeCardInstantMinor, policy.feeCardNextDayMinor] : []),
+    ...(pays('DEPOSITORY') ? [policy.feeBankInstantMinor, policy.feeBankNextDayMinor] : []),
   ].includes(0);
 }
 

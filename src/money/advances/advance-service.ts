@@ -290,7 +290,13 @@ export class TransferService {
       jurisdiction,
       fee:
         terms && destination
-          ? feeFor(terms.policy, destination.account_type, request.schedule, jurisdiction)
+          ? feeFor(
+              terms.policy,
+              destination.account_type,
+              request.schedule,
+              jurisdiction,
+              this.#options.payableDestinations,
+            )
           : null,
       railPays:
         !destination || (this.#options.payableDestinations?.includes(destination.account_type) ?? true),
