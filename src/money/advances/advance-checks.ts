@@ -170,7 +170,7 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
     name: 'state served',
     step: 'eligibility',
     code: 'TRANSFERS_DISABLED',
-    when: "the operator offers no service in the person's state (a `NO_SERVICE` compliance rule)",
+    when: "a `NO_SERVICE` compliance rule of the person's state: the operator offers no service there",
     refusal: ({ jurisdiction }) => {
       const rule = rulesOfKind(jurisdiction, 'NO_SERVICE')[0];
       return rule && jurisdiction
@@ -334,7 +334,7 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
     name: 'state fee cap per advance',
     step: 'amounts',
     code: 'MAXIMUM_FEE_EXCEEDED',
-    when: "the fee is above the cap of the person's state for an advance of that amount (`FEE_CAP_PER_ADVANCE`)",
+    when: "the fee is above the cap of the person's state for an advance of that amount, a `FEE_CAP_PER_ADVANCE` rule",
     refusal: (facts) => {
       const fee = feeOf(facts);
       const amount = facts.request.amountMinor;
@@ -356,7 +356,7 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
     name: 'state fee cap per month',
     step: 'amounts',
     code: 'MAXIMUM_FEE_EXCEEDED',
-    when: "the fee and the person's other fees of the calendar month add up to more than their state allows (`FEE_CAP_PER_MONTH`)",
+    when: "the fee and the person's other fees of the calendar month add up to more than their state allows, a `FEE_CAP_PER_MONTH` rule",
     refusal: (facts) => {
       const fee = feeOf(facts);
       const { monthFeesMinor } = facts.money;
@@ -422,7 +422,7 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
     name: 'state amount per pay period',
     step: 'limits',
     code: 'TRANSFER_AMOUNT_LIMIT_EXCEEDED',
-    when: "the advances of a pay period (that of the paychecks the advance is funded from) and this one would reach the limit of the person's state (`AMOUNT_LIMIT_PER_PERIOD`)",
+    when: "the advances of the pay period the advance is funded from and this one would reach the limit of the person's state, an `AMOUNT_LIMIT_PER_PERIOD` rule",
     refusal: (facts) => {
       for (const rule of rulesOfKind(facts.jurisdiction, 'AMOUNT_LIMIT_PER_PERIOD')) {
         const limit = rule.params.less_than_minor;
@@ -444,7 +444,7 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
     name: 'state advances with a fee per pay period',
     step: 'limits',
     code: 'TRANSFER_LIMIT_EXCEEDED',
-    when: "the advance has a fee and its pay period has as many advances with a fee as the person's state allows (`FEE_BEARING_ADVANCES_PER_PERIOD`)",
+    when: "the advance has a fee and its pay period has as many advances with a fee as the person's state allows, a `FEE_BEARING_ADVANCES_PER_PERIOD` rule",
     refusal: (facts) => {
       if (feeOf(facts) === 0) return undefined;
       for (const rule of rulesOfKind(facts.jurisdiction, 'FEE_BEARING_ADVANCES_PER_PERIOD')) {
