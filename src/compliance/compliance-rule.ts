@@ -72,7 +72,13 @@ export function isCalendarDay(value: unknown): value is string {
 }
 
 function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    // Nested too deep to print (a request may send anything): what it is will do.
+    text = Array.isArray(value) ? 'a list' : typeof value;
+  }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
