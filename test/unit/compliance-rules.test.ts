@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { type ComplianceRule, checkRule } from '../../src/compliance/compliance-rule.ts';
 import { jurisdictionOf } from '../../src/compliance/jurisdiction.ts';
@@ -31,6 +32,19 @@ test('the rule file of the repository is valid, its ids unique', () => {
   const file = stateRules();
   assert.ok(file.rules.length >= 15);
   assert.equal(new Set(file.rules.map((rule) => rule.id)).size, file.rules.length);
+});
+
+test("the operators' page lists the rules of the file: id, state, kind and first day", async () => {
+  const page = await readFile(new URL('../../docs/operators/compliance.md', import.meta.url), 'utf8');
+  const table = page.slice(page.indexOf('## The rules in the file'));
+  const rows = table
+    .split('\n')
+    .filter((line) => /^\| [A-Z]{2}-/.test(line))
+    .map((line) => line.split('|').map((cell) => cell.trim()));
+  assert.deepEqual(
+    rows.map(([, id, state, kind, , from]) => [id, state, kind, from!.slice(0, 10)]),
+    stateRules().rules.map((rule) => [rule.id, rule.state, rule.kind, rule.effective_from]),
+  );
 });
 
 test("a rule applies from its first day to its last, on the employer's calendar", () => {
