@@ -31,8 +31,14 @@ export function feeFor(
   return null;
 }
 
+/** The four fees of an employer's schedule: all that `offersFreeOption` reads (an account's capabilities have them too). */
+export type FeeSchedule = Pick<
+  OrganizationPolicy,
+  'feeCardInstantMinor' | 'feeCardNextDayMinor' | 'feeBankInstantMinor' | 'feeBankNextDayMinor'
+>;
+
 /** Some pair of the employer's schedule that a rail pays costs nothing. */
-export function offersFreeOption(policy: OrganizationPolicy, payable?: readonly string[]): boolean {
+export function offersFreeOption(policy: FeeSchedule, payable?: readonly string[]): boolean {
   const pays = (kind: string) => payable?.includes(kind) ?? true;
   return [
     ...(pays('CARD') ? [policy.feeCardInstantMinor, policy.feeCardNextDayMinor] : []),
