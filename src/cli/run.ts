@@ -1,3 +1,4 @@
+import { ComplianceFileError } from '../compliance/state-rules.ts';
 import { ConfigError } from '../config.ts';
 import { DataDirBusyError } from '../db/data-dir-lock.ts';
 import { DatabaseUnavailableError } from '../db/database-unavailable.ts';
@@ -6,6 +7,7 @@ import { AppError } from '../errors/app-error.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
+import { complianceCommands } from './compliance.ts';
 import { earningsCommands } from './earnings.ts';
 import { jobCommands } from './jobs.ts';
 import { keysRotateCommand } from './keys.ts';
@@ -31,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   ...payrollCommands,
   ...sandboxCommands,
   ...webhookCommands,
+  ...complianceCommands,
   keysRotateCommand,
   tokensIssueCommand,
 ];
@@ -130,6 +133,7 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
     }
     if (
       error instanceof ConfigError ||
+      error instanceof ComplianceFileError ||
       error instanceof DataDirBusyError ||
       error instanceof MigrationError
     ) {

@@ -49,6 +49,7 @@ export interface PeopleTable {
   first_name: string;
   last_name: string;
   state_of_residence: string | null;
+  state_of_residence_source: ColumnType<string | null, string | null | undefined, string | null>;
   disallow_reason: string | null;
   card_product_eligible: Generated<boolean>;
   card_product_enrolled: Generated<boolean>;
@@ -404,6 +405,14 @@ export interface WebhookDeliveriesTable {
   error: string | null;
 }
 
+export interface ComplianceRuleOverridesTable {
+  rule_id: string;
+  rule: ColumnType<unknown, string | null, string | null>;
+  disabled: Generated<boolean>;
+  changed_by: string;
+  changed_at: Timestamp;
+}
+
 export interface DB {
   app_settings: AppSettingsTable;
   organizations: OrganizationsTable;
@@ -439,4 +448,5 @@ export interface DB {
   webhook_secrets: WebhookSecretsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  compliance_rule_overrides: ComplianceRuleOverridesTable;
 }

@@ -169,7 +169,12 @@ const column = <T, K extends keyof T>(items: readonly T[], key: K) => items.map(
 export async function updatePeople(tx: Tx, people: readonly RosterPerson[]): Promise<void> {
   if (people.length === 0) return;
   await sql`update people p set email = u.email, first_name = u.first_name, last_name = u.last_name,
-      state_of_residence = u.state_of_residence, updated_at = now()
+      state_of_residence = u.state_of_residence,
+      -- A state the roster changes is the employer's record; one it leaves as it was keeps its source.
+      state_of_residence_source = case when p.state_of_residence is distinct from u.state_of_residence
+        then case when u.state_of_residence is null then null else 'EMPLOYER_RECORD' end
+        else p.state_of_residence_source end,
+      updated_at = now()
     from unnest(${column(people, 'id')}::uuid[], ${column(people, 'email')}::text[],
       ${column(people, 'firstName')}::text[], ${column(people, 'lastName')}::text[],
       ${column(people, 'stateOfResidence')}::text[])
@@ -179,10 +184,13 @@ export async function updatePeople(tx: Tx, people: readonly RosterPerson[]): Pro
 
 export async function insertPeople(tx: Tx, people: readonly RosterPerson[]): Promise<void> {
   if (people.length === 0) return;
-  await sql`insert into people (id, email, first_name, last_name, state_of_residence)
-    select * from unnest(${column(people, 'id')}::uuid[], ${column(people, 'email')}::text[],
+  await sql`insert into people (id, email, first_name, last_name, state_of_residence, state_of_residence_source)
+    select u.*, case when u.state_of_residence is null then null else 'EMPLOYER_RECORD' end
+    from unnest(${column(people, 'id')}::uuid[], ${column(people, 'email')}::text[],
       ${column(people, 'firstName')}::text[], ${column(people, 'lastName')}::text[],
-      ${column(people, 'stateOfResidence')}::text[])`.execute(tx);
+      ${column(people, 'stateOfResidence')}::text[]) as u(id, email, first_name, last_name, state_of_residence)`.execute(
+    tx,
+  );
 }
 
 export async function insertJobs(

@@ -3,6 +3,7 @@ import { AppError, type ErrorSource } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { type ErrorDocument, errorDocument } from '../errors/error-document.ts';
 import { CARD_PRODUCT_KEY } from '../resources/people/serialize.ts';
+import { complianceExamples } from './openapi-compliance-examples.ts';
 
 /**
  * The examples of the OpenAPI document, by operationId: the request body an operation reads, the body of its
@@ -100,6 +101,7 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
   const error = (code: ErrorCode, detail: string, source?: ErrorSource) =>
     errorExample(baseUrl, code, detail, source);
   return {
+    ...complianceExamples(base, error),
     // GET /rest/health
     getHealth: { answer: { status: 'UP', version: packageJson.version } },
     // GET /rest/organizations

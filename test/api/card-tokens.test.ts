@@ -311,7 +311,10 @@ test('the sandbox tokenizes only its test cards: any other valid card is refused
   for (const card_number of [OTHER_CARD, OTHER_CARD_2, '378282246310005', '6011111111111117']) {
     const response = await postCard(app.payments, cardBody({ card_number }));
     assertFieldError(response, 'INVALID_FIELDS', '/card_number', card_number);
-    assert.match(errorOf(response, 400).detail, /test cards listed in docs\/integrators\/card-tokenization\.md/);
+    assert.match(
+      errorOf(response, 400).detail,
+      /test cards listed in docs\/integrators\/card-tokenization\.md/,
+    );
     assert.ok(!response.body.includes(card_number));
   }
   // Any CVV and any future expiry pass with a test card.

@@ -124,6 +124,11 @@ test('the operator API is in the document: every /admin operation with its id, t
     ['post', '/admin/webhook_endpoints/{endpoint_id}/test', 'adminTestWebhookEndpoint'],
     ['get', '/admin/webhook_endpoints/{endpoint_id}/deliveries', 'adminListWebhookDeliveries'],
     ['post', '/admin/webhook_endpoints/{endpoint_id}/redeliveries', 'adminRedeliverWebhookEvents'],
+    ['get', '/admin/compliance/rules', 'adminListComplianceRules'],
+    ['post', '/admin/compliance/rules', 'adminSetComplianceRule'],
+    ['get', '/admin/compliance/rules/{rule_id}', 'adminReadComplianceRule'],
+    ['patch', '/admin/compliance/rules/{rule_id}', 'adminUpdateComplianceRule'],
+    ['delete', '/admin/compliance/rules/{rule_id}', 'adminRemoveComplianceOverride'],
   ] as const;
   for (const [method, path, operationId] of operations) {
     const operation = document.paths[path]?.[method];

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { removeOverride } from '../../src/compliance/rule-store.ts';
+import { stateRules } from '../../src/compliance/state-rules.ts';
 import { ADVANCE_CHECKS } from '../../src/money/advances/advance-checks.ts';
 import { SANDBOX_FAILURE_AMOUNTS, SANDBOX_RETURN_AMOUNTS } from '../../src/rails/sandbox-rail.ts';
 import { DEMO } from '../../src/seed/demo.ts';
@@ -270,9 +272,31 @@ const SCENARIOS: Record<string, (world: World) => Promise<string[]>> = {
     // ...and a policy changed in the database gets the code: a card's instant fee (299) above a maximum of 100.
     const { robin, card } = await importedWorkerWithCard(world);
     const body = advanceBody({ ...robin, depositoryId: card }, { schedule: 'WITHIN_THIRTY_MINUTES' });
-    return [
-      await withPolicyRow(world, ACME, { maximum_fee_minor: 100 }, () => refusal(world.app, robin, body)),
-    ];
+    const byPolicy = await withPolicyRow(world, ACME, { maximum_fee_minor: 100 }, () =>
+      refusal(world.app, robin, body),
+    );
+    // ...and a state's cap, lowered by the operator, for a worker who lives there.
+    const lowered = await world.admin('POST', '/admin/compliance/rules', {
+      data: {
+        type: 'compliance_rules',
+        id: 'MD-FEE-CAP-ADVANCE',
+        attributes: {
+          state: 'MD',
+          kind: 'FEE_CAP_PER_ADVANCE',
+          params: { tiers: [{ max_fee_minor: 100 }] },
+          effective_from: '2025-10-01',
+          source: 'Md. Code, Com. Law 12-1501 et seq.',
+        },
+      },
+    });
+    assert.equal(lowered.statusCode, 200, lowered.body);
+    const moved = await robin.api.patch(`/rest/people/${robin.personId}`, {
+      data: { type: 'people', id: robin.personId, attributes: { state_of_residence: 'MD' } },
+    });
+    assert.equal(moved.statusCode, 200, moved.body);
+    const byState = await refusal(world.app, robin, body);
+    await removeOverride(world.app.database.db, stateRules(), 'MD-FEE-CAP-ADVANCE');
+    return [byPolicy, byState];
   },
   async EARNINGS_BALANCE_EXCEEDED({ app, worker }) {
     const alex = await worker('Alex');

@@ -172,6 +172,26 @@ export async function buildRestWorld(t: TestContext): Promise<RestWorld> {
         ].join('\n'),
       }),
     ],
+    // Wyoming and Connecticut: no rule of theirs touches the fuzzed worker, who lives in New York.
+    'POST /admin/compliance/rules': [
+      async () =>
+        json({
+          data: {
+            type: 'compliance_rules',
+            id: 'FUZZ-WY-NO-SERVICE',
+            attributes: {
+              state: 'WY',
+              kind: 'NO_SERVICE',
+              params: { reason: 'Fuzz.' },
+              effective_from: '2026-01-01',
+              source: 'Fuzz',
+            },
+          },
+        }),
+    ],
+    'PATCH /admin/compliance/rules/{rule_id}': [
+      async () => json({ data: { type: 'compliance_rules', attributes: { enabled: true } } }),
+    ],
     'POST /cards/generic': [async () => json(TEST_CARD)],
   };
 
@@ -185,6 +205,7 @@ export async function buildRestWorld(t: TestContext): Promise<RestWorld> {
       account_id: [worker.balanceAccountId, worker.depositoryId, cardId],
       paycheck_id: [paycheck.id],
       transfer_id: [advance.json().data.id],
+      rule_id: ['CT-FEE-CAP-MONTH', 'FUZZ-WY-NO-SERVICE'],
     },
     tokens: { user: worker.token, client, operator },
     seedKinds: (operation) => seeds[operation.name]?.length ?? 1,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
+import type { ComplianceRule } from '../../src/compliance/compliance-rule.ts';
 import {
   ADVANCE_CHECKS,
   type AdvanceFacts,
@@ -69,6 +70,7 @@ function passing(): AdvanceFacts {
     origin: { id: ORIGIN, account_type: 'EARNINGS_BALANCE' },
     terms: terms(),
     destination: { id: BANK, account_type: 'DEPOSITORY' },
+    jurisdiction: { state: 'CA', stateName: 'California', day: '2026-03-11', rules: [] },
     fee: 100,
     railPays: true,
     money: {
@@ -78,10 +80,34 @@ function passing(): AdvanceFacts {
       twin: false,
       idTaken: false,
       fundable: [],
+      monthFeesMinor: 0,
     },
     transferId: '66666666-6666-4666-8666-666666666666',
     duplicateWindowMs: 60_000,
   };
+}
+
+/** The facts under one more rule of the person's state (California here), in effect today. */
+function underRule(facts: AdvanceFacts, rule: Pick<ComplianceRule, 'kind' | 'params'>): AdvanceFacts {
+  const full = {
+    id: `CA-${rule.kind}`,
+    state: 'CA',
+    effective_from: '2025-01-01',
+    source: 'Cal. test code 1',
+    ...rule,
+  } as ComplianceRule;
+  return { ...facts, jurisdiction: { ...facts.jurisdiction!, rules: [...facts.jurisdiction!.rules, full] } };
+}
+
+/** One paycheck funds the advance, with what its pay period has seen already. */
+function fundedFrom(facts: AdvanceFacts, debited: number, feeBearing: number): AdvanceFacts {
+  const paycheck = {
+    id: 'p1',
+    remaining_minor: 10_000,
+    debited_minor: debited,
+    fee_bearing_advances: feeBearing,
+  };
+  return { ...facts, money: { ...facts.money, fundable: [paycheck] } };
 }
 
 const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
@@ -92,7 +118,12 @@ const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
     ...f,
     terms: terms({ policy: { ...terms().policy, transfersEnabled: false } }),
   }),
-  'state of residence known': (f) => ({ ...f, standing: { ...f.standing, state_of_residence: null } }),
+  'state of residence known': (f) => ({
+    ...f,
+    standing: { ...f.standing, state_of_residence: null },
+    jurisdiction: undefined,
+  }),
+  'state served': (f) => underRule(f, { kind: 'NO_SERVICE', params: { reason: 'Not licensed yet.' } }),
   'direct deposit set up': (f) => ({ ...f, terms: terms({ directDepositStatus: 'PENDING' }) }),
   'origin is an active earnings balance': (f) => ({
     ...f,
@@ -114,6 +145,16 @@ const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
     money: { ...f.money, balanceMinor: 1_000_000 },
   }),
   'maximum fee': (f) => ({ ...f, fee: 501 }),
+  'state fee cap per advance': (f) =>
+    underRule(f, {
+      kind: 'FEE_CAP_PER_ADVANCE',
+      params: { tiers: [{ up_to_amount_minor: 5_000, max_fee_minor: 99 }, { max_fee_minor: 500 }] },
+    }),
+  'state fee cap per month': (f) =>
+    underRule(
+      { ...f, money: { ...f.money, monthFeesMinor: 2_950 } },
+      { kind: 'FEE_CAP_PER_MONTH', params: { max_fees_minor: 3_000 } },
+    ),
   'within the earnings balance': (f) => ({ ...f, money: { ...f.money, balanceMinor: 4_999 } }),
   'advances in 24 hours': (f) => ({
     ...f,
@@ -123,6 +164,13 @@ const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
     ...f,
     money: { ...f.money, recentMinor: f.terms!.policy.dailyTransferAmountMaxMinor - 4_999 },
   }),
+  'state amount per pay period': (f) =>
+    underRule(fundedFrom(f, 70_000, 0), {
+      kind: 'AMOUNT_LIMIT_PER_PERIOD',
+      params: { less_than_minor: 75_000 },
+    }),
+  'state advances with a fee per pay period': (f) =>
+    underRule(fundedFrom(f, 0, 1), { kind: 'FEE_BEARING_ADVANCES_PER_PERIOD', params: { max_advances: 1 } }),
   'not a duplicate': (f) => ({ ...f, money: { ...f.money, twin: true } }),
   'transfer id unused': (f) => ({ ...f, money: { ...f.money, idTaken: true } }),
 };

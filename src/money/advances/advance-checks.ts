@@ -1,7 +1,8 @@
+import { citation, type Jurisdiction, rulesOfKind } from '../../compliance/jurisdiction.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import type { JobTerms } from '../earnings/job-terms.ts';
-import type { Schedule } from './advance-rules.ts';
+import { fundFifo, type Schedule } from './advance-rules.ts';
 import type { MoneyState } from './advance-store.ts';
 import type { PersonAccountRow, PersonStanding } from './transfer.ts';
 
@@ -31,7 +32,15 @@ export interface AdvanceFacts {
   terms: JobTerms | undefined;
   /** The destination sent, or the job's default depository; when it is a live account of this person. */
   destination: PersonAccountRow | undefined;
-  /** The employer's fee for the destination's kind and the schedule; null when the pair is not offered. */
+  /**
+   * The compliance rules of the person's state in effect on the advance's day; undefined when the person has no
+   * state (MISSING_STATE_OF_RESIDENCE refuses first).
+   */
+  jurisdiction: Jurisdiction | undefined;
+  /**
+   * The fee for the destination's kind and the schedule (the employer's, or 0 where the state requires a free option
+   * the employer does not offer: feeFor); null when the pair is not offered.
+   */
   fee: number | null;
   /** A rail of this server pays the destination's kind of account. */
   railPays: boolean;
@@ -74,6 +83,16 @@ const AMOUNT = '/data/attributes/amount';
 function policyOf(facts: AdvanceFacts) {
   if (!facts.terms) throw new Error('an advance check that needs the policy ran before INELIGIBLE_ORIGIN');
   return facts.terms.policy;
+}
+
+/** The paychecks that would fund the advance and how much from each; empty when they cannot cover it. */
+function sharesOf(facts: AdvanceFacts) {
+  const shares = fundFifo(facts.money.fundable, facts.request.amountMinor) ?? [];
+  const paychecks = new Map(facts.money.fundable.map((paycheck) => [paycheck.id, paycheck]));
+  return shares.flatMap((share) => {
+    const paycheck = paychecks.get(share.paycheckId);
+    return paycheck ? [{ ...share, paycheck }] : [];
+  });
 }
 
 function feeOf(facts: AdvanceFacts): number {
@@ -146,6 +165,21 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
             'MISSING_STATE_OF_RESIDENCE',
             'Set state_of_residence with PATCH /rest/people/{id} before transferring.',
           ),
+  },
+  {
+    name: 'state served',
+    step: 'eligibility',
+    code: 'TRANSFERS_DISABLED',
+    when: "a `NO_SERVICE` compliance rule of the person's state: the operator offers no service there",
+    refusal: ({ jurisdiction }) => {
+      const rule = rulesOfKind(jurisdiction, 'NO_SERVICE')[0];
+      return rule && jurisdiction
+        ? refuse(
+            'TRANSFERS_DISABLED',
+            `Transfers are not offered to residents of ${jurisdiction.stateName}: ${rule.params.reason} ${citation(rule)}.`,
+          )
+        : undefined;
+    },
   },
   {
     name: 'direct deposit set up',
@@ -297,6 +331,47 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
     },
   },
   {
+    name: 'state fee cap per advance',
+    step: 'amounts',
+    code: 'MAXIMUM_FEE_EXCEEDED',
+    when: "the fee is above the cap of the person's state for an advance of that amount, a `FEE_CAP_PER_ADVANCE` rule",
+    refusal: (facts) => {
+      const fee = feeOf(facts);
+      const amount = facts.request.amountMinor;
+      for (const rule of rulesOfKind(facts.jurisdiction, 'FEE_CAP_PER_ADVANCE')) {
+        const tier = rule.params.tiers.find(
+          (candidate) => candidate.up_to_amount_minor === undefined || amount <= candidate.up_to_amount_minor,
+        );
+        if (tier && fee > tier.max_fee_minor)
+          return refuse(
+            'MAXIMUM_FEE_EXCEEDED',
+            `${facts.jurisdiction?.stateName} allows a fee of at most ${tier.max_fee_minor} on an advance of ` +
+              `${tier.up_to_amount_minor === undefined ? 'this amount' : `up to ${tier.up_to_amount_minor}`}; this fee is ${fee} ${citation(rule)}.`,
+          );
+      }
+      return undefined;
+    },
+  },
+  {
+    name: 'state fee cap per month',
+    step: 'amounts',
+    code: 'MAXIMUM_FEE_EXCEEDED',
+    when: "the fee and the person's other fees of the calendar month add up to more than their state allows, a `FEE_CAP_PER_MONTH` rule",
+    refusal: (facts) => {
+      const fee = feeOf(facts);
+      const { monthFeesMinor } = facts.money;
+      for (const rule of rulesOfKind(facts.jurisdiction, 'FEE_CAP_PER_MONTH')) {
+        if (fee > 0 && monthFeesMinor + fee > rule.params.max_fees_minor)
+          return refuse(
+            'MAXIMUM_FEE_EXCEEDED',
+            `${facts.jurisdiction?.stateName} allows at most ${rule.params.max_fees_minor} of fees in a calendar month; ` +
+              `${monthFeesMinor} were charged this month and this fee is ${fee} ${citation(rule)}.`,
+          );
+      }
+      return undefined;
+    },
+  },
+  {
     name: 'within the earnings balance',
     step: 'amounts',
     code: 'EARNINGS_BALANCE_EXCEEDED',
@@ -341,6 +416,48 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
             `At most ${dailyTransferAmountMaxMinor} in 24 hours; ${recentMinor} was taken already.`,
             AMOUNT,
           );
+    },
+  },
+  {
+    name: 'state amount per pay period',
+    step: 'limits',
+    code: 'TRANSFER_AMOUNT_LIMIT_EXCEEDED',
+    when: "the advances of the pay period the advance is funded from and this one would reach the limit of the person's state, an `AMOUNT_LIMIT_PER_PERIOD` rule",
+    refusal: (facts) => {
+      for (const rule of rulesOfKind(facts.jurisdiction, 'AMOUNT_LIMIT_PER_PERIOD')) {
+        const limit = rule.params.less_than_minor;
+        const over = sharesOf(facts).find(
+          (share) => share.paycheck.debited_minor + share.amountMinor >= limit,
+        );
+        if (over)
+          return refuse(
+            'TRANSFER_AMOUNT_LIMIT_EXCEEDED',
+            `${facts.jurisdiction?.stateName} allows advances of less than ${limit} in a pay period; ` +
+              `${over.paycheck.debited_minor} was advanced in this one already ${citation(rule)}.`,
+            AMOUNT,
+          );
+      }
+      return undefined;
+    },
+  },
+  {
+    name: 'state advances with a fee per pay period',
+    step: 'limits',
+    code: 'TRANSFER_LIMIT_EXCEEDED',
+    when: "the advance has a fee and its pay period has as many advances with a fee as the person's state allows, a `FEE_BEARING_ADVANCES_PER_PERIOD` rule",
+    refusal: (facts) => {
+      if (feeOf(facts) === 0) return undefined;
+      for (const rule of rulesOfKind(facts.jurisdiction, 'FEE_BEARING_ADVANCES_PER_PERIOD')) {
+        const max = rule.params.max_advances;
+        const full = sharesOf(facts).find((share) => share.paycheck.fee_bearing_advances >= max);
+        if (full)
+          return refuse(
+            'TRANSFER_LIMIT_EXCEEDED',
+            `${facts.jurisdiction?.stateName} allows at most ${max === 1 ? 'one advance' : `${max} advances`} with a fee per pay period; ` +
+              `this one has ${full.paycheck.fee_bearing_advances} and this advance's fee is ${feeOf(facts)} ${citation(rule)}.`,
+          );
+      }
+      return undefined;
     },
   },
   {

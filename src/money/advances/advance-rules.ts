@@ -1,18 +1,49 @@
+import { type Jurisdiction, rulesOfKind } from '../../compliance/jurisdiction.ts';
 import type { OrganizationPolicy } from '../../operator/organization-policy.ts';
 
 export type Schedule = 'WITHIN_THIRTY_MINUTES' | 'NEXT_BUSINESS_DAY';
 
-/** The employer's fee for this destination type and schedule; null when the pair is not offered. */
+/**
+ * The fee for this destination type and schedule; null when the pair is not offered. The employer's schedule,
+ * except where the person's state requires a free option (FREE_OPTION_REQUIRED) and the employer offers none: then
+ * the state wins, and a next-business-day transfer to a bank account costs 0 and is offered, since every rail pays
+ * bank accounts. Preview, the transfer's fee and the ledger all take the fee from here. `payable`: the kinds of
+ * account the configured rails pay (all when not given), since a free card transfer no rail can pay is no option.
+ */
 export function feeFor(
   policy: OrganizationPolicy,
   destinationType: string,
   schedule: Schedule,
+  jurisdiction?: Jurisdiction,
+  payable?: readonly string[],
 ): number | null {
+  if (
+    destinationType === 'DEPOSITORY' &&
+    schedule === 'NEXT_BUSINESS_DAY' &&
+    rulesOfKind(jurisdiction, 'FREE_OPTION_REQUIRED').length > 0 &&
+    !offersFreeOption(policy, payable)
+  )
+    return 0;
   const instant = schedule === 'WITHIN_THIRTY_MINUTES';
   if (destinationType === 'CARD') return instant ? policy.feeCardInstantMinor : policy.feeCardNextDayMinor;
   if (destinationType === 'DEPOSITORY')
     return instant ? policy.feeBankInstantMinor : policy.feeBankNextDayMinor;
   return null;
+}
+
+/** The four fees of an employer's schedule: all that `offersFreeOption` reads (an account's capabilities have them too). */
+export type FeeSchedule = Pick<
+  OrganizationPolicy,
+  'feeCardInstantMinor' | 'feeCardNextDayMinor' | 'feeBankInstantMinor' | 'feeBankNextDayMinor'
+>;
+
+/** Some pair of the employer's schedule that a rail pays costs nothing. */
+export function offersFreeOption(policy: FeeSchedule, payable?: readonly string[]): boolean {
+  const pays = (kind: string) => payable?.includes(kind) ?? true;
+  return [
+    ...(pays('CARD') ? [policy.feeCardInstantMinor, policy.feeCardNextDayMinor] : []),
+    ...(pays('DEPOSITORY') ? [policy.feeBankInstantMinor, policy.feeBankNextDayMinor] : []),
+  ].includes(0);
 }
 
 export interface FundingShare {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { jurisdictionOf } from '../../compliance/jurisdiction.ts';
+import { RuleBook } from '../../compliance/rule-book.ts';
 import type { Db } from '../../db/database.ts';
 import { GENERIC_PLANS } from '../../db/prepared-pool.ts';
 import type { DB } from '../../db/schema.ts';
@@ -71,6 +73,8 @@ export interface TransferServiceOptions {
   duplicateWindowMs: number;
   /** The kinds of account the configured rails pay; all when not given. */
   payableDestinations?: readonly string[] | undefined;
+  /** The states' compliance rules: the repository's file with the operator's overrides, unless a test gives its own. */
+  rules?: RuleBook | undefined;
 }
 
 /** The advance as keyed work: its view becomes the answer stored under its Idempotency-Key. */
@@ -102,11 +106,13 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
  */
 export class TransferService {
   readonly #options: TransferServiceOptions;
+  readonly #rules: RuleBook;
   /** Advances read and written together: one statement each for any number of them. */
   readonly advances: WorkKind<AdvanceReadPlan, AdvanceWrite>;
 
   constructor(options: TransferServiceOptions) {
     this.#options = options;
+    this.#rules = options.rules ?? new RuleBook();
     const { db } = options;
     this.advances = {
       reads: (plans, fresh) => advanceReadStatements(db, plans, fresh),
@@ -152,6 +158,7 @@ export class TransferService {
         amountMinor: request.amountMinor,
         clientId: request.id === undefined ? undefined : request.id.toLowerCase(),
         recentSince: new Date(startedAt.getTime() - DAY_MS),
+        startedAt,
         twinSince: duplicateWindowMs > 0 ? new Date(startedAt.getTime() - duplicateWindowMs) : undefined,
         preview: request.preview,
       },
@@ -175,13 +182,13 @@ export class TransferService {
   }): Promise<{ view: TransferView; write: AdvanceWrite | undefined }> {
     const { personId, request, read, runner } = input;
     if (!read) throw new Error(`person ${personId} of a live token is missing`);
-    const facts = await this.#factsOf(personId, request, read, runner);
+    const now = input.clock();
+    const facts = await this.#factsOf(personId, request, read, runner, now);
     const refusal = firstRefusal(facts);
     if (refusal) throw refusal;
     const { origin, terms, destination, fee, money, transferId: id } = facts;
     if (!origin || !terms || !destination || fee === null)
       throw new Error('an advance passed its checks without an origin, terms, destination and fee');
-    const now = input.clock();
     const currency = terms.policy.currency;
     const shares = fundFifo(money.fundable, request.amountMinor);
     if (!shares)
@@ -247,18 +254,32 @@ export class TransferService {
     return { view, write: { row, sources, movement, payment } };
   }
 
-  /** What the checks look at: the reads, the job's terms (read here when the employer has no policy row yet), the fee. */
+  /**
+   * What the checks look at: the reads, the job's terms (read here when the employer has no policy row yet), the
+   * state's rules on the advance's day, the fee.
+   */
   async #factsOf(
     personId: string,
     request: TransferRequest,
     read: AdvanceRead,
     runner: Kysely<DB>,
+    now: Date,
   ): Promise<AdvanceFacts> {
     const { context, money } = read;
     const terms =
       context.terms ??
       (context.jobId ? (await loadJobTerms(runner, [context.jobId])).get(context.jobId) : undefined);
     const { destination } = context;
+    const state = context.standing.state_of_residence?.trim();
+    const jurisdiction = state
+      ? jurisdictionOf(
+          await this.#rules.at(runner, context.rulesVersion),
+          state,
+          now,
+          // Without the job's terms the origin is refused anyway (INELIGIBLE_ORIGIN); its day is then UTC's.
+          terms?.policy.timeZone ?? 'UTC',
+        )
+      : undefined;
     return {
       request,
       personId,
@@ -266,7 +287,17 @@ export class TransferService {
       origin: context.origin,
       terms,
       destination,
-      fee: terms && destination ? feeFor(terms.policy, destination.account_type, request.schedule) : null,
+      jurisdiction,
+      fee:
+        terms && destination
+          ? feeFor(
+              terms.policy,
+              destination.account_type,
+              request.schedule,
+              jurisdiction,
+              this.#options.payableDestinations,
+            )
+          : null,
       railPays:
         !destination || (this.#options.payableDestinations?.includes(destination.account_type) ?? true),
       money,

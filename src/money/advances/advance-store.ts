@@ -44,6 +44,8 @@ export interface AdvanceReadPlan {
   amountMinor: number;
   clientId: string | undefined;
   recentSince: Date;
+  /** When the advance started: the calendar month of its fees is counted from this instant's month. */
+  startedAt: Date;
   /** Undefined when the duplicate check is off. */
   twinSince: Date | undefined;
   /** A preview locks nothing (when every advance read together is one). */
@@ -72,6 +74,8 @@ export interface AdvanceContext {
   terms: JobTerms | undefined;
   destination: PersonAccountRow | undefined;
   balanceLedgerId: string | undefined;
+  /** The compliance rules' version counter (compliance/rule-book.ts), read with everything else. */
+  rulesVersion: number;
 }
 
 interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
@@ -79,6 +83,7 @@ interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
   origin_type: string | null;
   job_id: string | null;
   has_policy: boolean;
+  rules_version: string | null;
   destination_id: string | null;
   destination_type: string | null;
   balance_ledger_id: string | null;
@@ -135,7 +140,8 @@ function advanceContextStatement(
       pe.disallow_reason, pe.state_of_residence,
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
       ${JOB_TERMS_COLUMNS},
-      d.id as destination_id, d.account_type as destination_type, la.id as balance_ledger_id
+      d.id as destination_id, d.account_type as destination_type, la.id as balance_ledger_id,
+      (select s.value #>> '{}' from app_settings s where s.key = 'compliance_rules_version') as rules_version
     from ${plansTable(plans)}
       join people pe on pe.id = r.person_id
       left join accounts a on a.id = r.origin_id and a.person_id = pe.id and a.deleted_at is null
@@ -161,6 +167,7 @@ function readAdvanceContext(rows: readonly Record<string, unknown>[]): AdvanceCo
       ? { id: row.destination_id, account_type: row.destination_type ?? '' }
       : undefined,
     balanceLedgerId: row.balance_ledger_id ?? undefined,
+    rulesVersion: Number(row.rules_version ?? 0),
   };
 }
 
@@ -177,6 +184,11 @@ export interface MoneyState {
   idTaken: boolean;
   /** The job's paychecks with an accessible share not yet taken, oldest period first. */
   fundable: FundablePaycheck[];
+  /**
+   * Fees of the person's advances not FAILED since the start of the calendar month (employer's time zone) of the
+   * advance: what a state's monthly fee cap counts.
+   */
+  monthFeesMinor: number;
 }
 
 interface MoneyStateRow {
@@ -184,7 +196,8 @@ interface MoneyStateRow {
   recent_minor: number;
   twin: boolean;
   id_taken: boolean;
-  fundable: { id: string; remaining_minor: number }[];
+  fundable: { id: string; remaining_minor: number; debited_minor: number; fee_bearing_advances: number }[];
+  month_fees_minor: number;
 }
 
 /**
@@ -197,6 +210,13 @@ interface MoneyStateRow {
  * The balance is the sum of the open paychecks' untaken shares, not a sum over the ledger: the two are equal by
  * invariant (ledger/invariants.ts, checked after every step of the property test), and this sum is bounded by the
  * open pay periods where the ledger's grows with the account's whole history.
+ *
+ * For the states' limits per pay period, each fundable paycheck also brings what advances took from it
+ * (total_debited_minor) and how many advances with a fee it funds (funding_sources_paycheck_idx, then each
+ * transfer by its key, as a correlated value: a join or EXISTS, planned without statistics, hash-joined a scan of
+ * every transfer): the pay
+ * period of an advance is that of the paychecks it is funded from and repaid from. The month's fees are a range of
+ * transfers_person_idx, from the month's first midnight in the employer's time zone.
  */
 function moneyStateStatement(
   db: Compiler,
@@ -204,15 +224,20 @@ function moneyStateStatement(
   guard: ReadGuard,
 ): CompiledQuery {
   const column = <T>(pick: (plan: AdvanceReadPlan) => T) => plans.map(pick);
-  return sql`select r.n::integer as n, recent.recent_count, recent.recent_minor,
+  return sql`select r.n::integer as n, recent.recent_count, recent.recent_minor, month.month_fees_minor,
       (r.twin_since is not null and exists (select 1 from transfers t
         where t.destination_account_id = o.destination_id and t.person_id = r.person_id
           and t.amount_minor = r.amount and t.origin_account_id is not null and t.status <> 'FAILED'
           and t.submitted_at > r.twin_since)) as twin,
       (r.client_id is not null and exists (select 1 from transfers t where t.id = r.client_id)) as id_taken,
-      coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor)
+      coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor,
+            'debited_minor', f.total_debited_minor,
+            'fee_bearing_advances', (select count(distinct fs.transfer_id) from funding_sources fs
+              where fs.paycheck_id = f.id and (select t.fee_minor > 0 and t.status <> 'FAILED'
+                and t.origin_account_id is not null from transfers t where t.id = fs.transfer_id)))
           order by f.pay_period_starts_at, f.id)
-        from (select p.id, p.pay_period_starts_at, p.accessible_minor - p.total_debited_minor as remaining_minor
+        from (select p.id, p.pay_period_starts_at, p.total_debited_minor,
+            p.accessible_minor - p.total_debited_minor as remaining_minor
           from paychecks p
           where p.job_id = o.job_id and p.status in ('ESTIMATED', 'PROCESSING')
             and p.accessible_minor > p.total_debited_minor) f),
@@ -220,11 +245,15 @@ function moneyStateStatement(
     from unnest(${column((p) => p.personId)}::uuid[], ${column((p) => p.originId)}::uuid[],
         ${column((p) => p.destinationId ?? null)}::uuid[], ${column((p) => p.amountMinor)}::bigint[],
         ${column((p) => p.clientId ?? null)}::uuid[], ${column((p) => p.recentSince.toISOString())}::timestamptz[],
-        ${column((p) => p.twinSince?.toISOString() ?? null)}::timestamptz[])
-        with ordinality as r(person_id, origin_id, destination_id, amount, client_id, recent_since, twin_since, n)
-      left join lateral (select j.id as job_id, d.id as destination_id
+        ${column((p) => p.twinSince?.toISOString() ?? null)}::timestamptz[],
+        ${column((p) => p.startedAt.toISOString())}::timestamptz[])
+        with ordinality as r(person_id, origin_id, destination_id, amount, client_id, recent_since, twin_since,
+          started_at, n)
+      left join lateral (select j.id as job_id, d.id as destination_id,
+            date_trunc('month', r.started_at at time zone pol.time_zone) at time zone pol.time_zone as month_starts_at
           from accounts a
             join jobs j on j.earnings_balance_account_id = a.id
+            left join organization_policies pol on pol.organization_id = j.organization_id
             left join accounts d on d.id = coalesce(r.destination_id, j.direct_deposit_default_depository_id)
               and d.person_id = a.person_id and d.deleted_at is null
           where a.id = r.origin_id and a.person_id = r.person_id and a.deleted_at is null
@@ -234,13 +263,22 @@ function moneyStateStatement(
           from transfers t
           where t.person_id = r.person_id and t.origin_account_id is not null and t.status <> 'FAILED'
             and t.submitted_at > r.recent_since) recent
+      cross join lateral (select coalesce(sum(t.fee_minor), 0)::bigint as month_fees_minor
+          from transfers t
+          where t.person_id = r.person_id and t.origin_account_id is not null and t.status <> 'FAILED'
+            and t.submitted_at >= o.month_starts_at) month
     where ${guard(sql`r.n`)}`.compile(db);
 }
 
 function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyState | undefined {
   const row = rows[0] as MoneyStateRow | undefined;
   if (!row) return undefined;
-  const fundable = row.fundable.map((p) => ({ id: p.id, remaining_minor: Number(p.remaining_minor) }));
+  const fundable = row.fundable.map((p) => ({
+    id: p.id,
+    remaining_minor: Number(p.remaining_minor),
+    debited_minor: Number(p.debited_minor),
+    fee_bearing_advances: Number(p.fee_bearing_advances),
+  }));
   return {
     balanceMinor: fundable.reduce((sum, paycheck) => sum + paycheck.remaining_minor, 0),
     recentCount: Number(row.recent_count),
@@ -248,6 +286,7 @@ function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyState | 
     twin: row.twin,
     idTaken: row.id_taken,
     fundable,
+    monthFeesMinor: Number(row.month_fees_minor),
   };
 }
 

@@ -44,6 +44,10 @@ export interface PersonStanding {
 export interface FundablePaycheck {
   id: string;
   remaining_minor: number;
+  /** What advances not FAILED took from it: its pay period's advanced amount so far. */
+  debited_minor: number;
+  /** Advances not FAILED with a fee that it funds. */
+  fee_bearing_advances: number;
 }
 
 /** Where a transfer's money comes from: an earnings balance (an advance) or a paycheck (payday's remainder). */

@@ -42,7 +42,11 @@ export async function updatePersonStateOfResidence(
 ): Promise<PersonRow> {
   return db
     .updateTable('people')
-    .set({ state_of_residence: stateOfResidence, updated_at: now })
+    .set({
+      state_of_residence: stateOfResidence,
+      state_of_residence_source: 'SELF_DECLARED',
+      updated_at: now,
+    })
     .where('id', '=', id)
     .returning([
       'id',
