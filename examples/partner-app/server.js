@@ -218,7 +218,11 @@ async function registerWebhooks() {
   }
 }
 
+let stopping = false;
 async function stop() {
+  // Ctrl+C under `npm start` arrives twice (the terminal's and npm's): stop once.
+  if (stopping) return;
+  stopping = true;
   await webhooks
     .unregister()
     .catch((error) => console.error(`Could not remove the webhook endpoint: ${error.message}`));
@@ -230,5 +234,5 @@ server.listen(config.port, config.host, async () => {
   console.log(`Partner app on ${config.appUrl} (EWA API ${config.apiUrl}, sign-in ${config.authUrl})`);
   await registerWebhooks();
 });
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

@@ -58,8 +58,11 @@ export const serveCommand: Command = {
       await database.close();
       process.exit(0);
     };
-    process.once('SIGINT', () => void stop('SIGINT'));
-    process.once('SIGTERM', () => void stop('SIGTERM'));
+    // `on`, not `once`: Ctrl+C under `npm start` sends SIGINT twice (the terminal's to the group, and npm's own),
+    // and a second signal without a listener would kill the process half-way through stopping. The shutdown
+    // timeout bounds the stop whatever arrives.
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
     const listeners = [
       [servers.api, config.api.port, 'EWA_API_PORT'],
       [servers.auth, config.auth.port, 'EWA_AUTH_PORT'],

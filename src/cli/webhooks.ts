@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
-import { endpointAttributes } from '../resources/webhook-endpoints/serialize.ts';
+import { deliveryAttributes, endpointAttributes } from '../resources/webhook-endpoints/serialize.ts';
 import { EVENT_TYPE_NAMES } from '../webhooks/event-types.ts';
 import { EndpointNotFound, type WebhookEndpoint } from '../webhooks/webhook-endpoints.ts';
 import { DELIVERIES_LIST_MAX, type DeliveryAttempt } from '../webhooks/webhook-events.ts';
@@ -271,8 +271,10 @@ export const webhookCommands: Command[] = [
           eventId: idFlag('event', flags.event),
           limit,
         });
-        if (flags.json) writeLine(context.stdout, JSON.stringify(attempts));
-        else if (attempts.length === 0) writeLine(context.stdout, 'No deliveries.');
+        if (flags.json) {
+          const shown = attempts.map((attempt) => ({ id: attempt.id, ...deliveryAttributes(attempt) }));
+          writeLine(context.stdout, JSON.stringify(shown));
+        } else if (attempts.length === 0) writeLine(context.stdout, 'No deliveries.');
         else for (const attempt of attempts) writeLine(context.stdout, attemptLine(attempt));
         return 0;
       });

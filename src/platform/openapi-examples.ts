@@ -937,22 +937,14 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
         data: {
           type: 'accounts',
           attributes: {
-            name: 'Debit card',
-            account_type: 'CARD',
-            subtype: 'DEBIT',
+            name: 'Rainy day savings',
+            account_type: 'DEPOSITORY',
+            subtype: 'SAVINGS',
             details: {
-              token:
-                'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIsImVuYyI6IkEyNTZHQ00iLCJraWQiOiJtMSIsInR5cCI6ImNhcmQrand0IiwiZXBrIjp7IngiOiJzblJwak8ydjlzanFQSTIyVVBRZmFJWnlYdVVpSTdJOUNIdVJYcTZBNjM4IiwiY3J2IjoiUC0yNTYiLCJrdHkiOiJFQyIsInkiOiJPR0lDNmxWSUJKam03Y2dVNEwxMXpDM3EyLUxldTlNd2lZcHVnc08ta1V3In19.BJiArxK6BUTHs9DXgLCTpmiIG3o29-g9XBkHqkorUtQi1hbj_K1d-A.E_7vjvRArrGe9CiG.u-l5OHbThoZJwukZPbXU5vsjUoKGCA-8kXVkda3Hig0aRKrpwwKTB4mxUW-e3BGy-dmIyieDezwYlJAv2FpCdiMqmY0RxRJnsdcB_tnKLMa_T-gxpQAu4SEuMbZG0uUx9Wv4hP1s1ulsMEIGoH1FB1yCqakDj9-Rnclz-FOVerVqdjOEoNBUoOhgYH73QNv-vgRmU-lm_UFHSZSEW-JZVTsTCU34KDu4IdPi3jiYUnlD9T-AWGNXMyufBDYU-2x5WcvarbMD98bwcUxiNmku8VgSnfjS-QQYFfueZDL1JrBMGrf9OCF4aaxdCLqJe7RoLYc06_ly6YY8f2iqqk-7JRncpadxHskhoPfIxtj_Y1c1Cf3FZmx4LdE7KyJPkpQGcxxFUEqN-4v71e2tPX3SM-Sghsup1Z4hPgVGe9jKURL09pPefPLqFy6TD4u19_a5D1g.JROO6NuCaahWOQwbiHeUhw',
               first_name: 'Alex',
               last_name: 'Rivera',
-              expiration_month: '02',
-              expiration_year: '2030',
-              address_line_one: '1 Main St',
-              address_city: 'Albany',
-              address_state: 'NY',
-              address_zip_code: '12207',
-              address_country: 'US',
-              issuer: '411111',
+              routing_number: '110000000',
+              account_number: '987654321',
             },
           },
           relationships: { person: { data: { type: 'people', id: '0b4e7d1a-5c2f-4e8b-8d1c-7a9e2f3b0001' } } },
@@ -961,30 +953,25 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
       answer: {
         data: {
           type: 'accounts',
-          id: '7b4a7cac-f130-470a-a9cd-00fef58b155f',
+          id: 'a0628b17-29e6-4192-b467-bc40ce04b73b',
           attributes: {
-            name: 'Debit card',
-            account_type: 'CARD',
-            subtype: 'DEBIT',
+            name: 'Rainy day savings',
+            account_type: 'DEPOSITORY',
+            subtype: 'SAVINGS',
             verification_status: 'VERIFIED',
             balances: { available: null, current: null, currency: 'USD' },
             capabilities: {
-              transfer_destination: [
-                { schedule: 'WITHIN_THIRTY_MINUTES', fee: 299, currency: 'USD' },
-                { schedule: 'NEXT_BUSINESS_DAY', fee: 0, currency: 'USD' },
-              ],
+              transfer_destination: [{ schedule: 'NEXT_BUSINESS_DAY', fee: 0, currency: 'USD' }],
             },
             details: {
               first_name: 'Alex',
               last_name: 'Rivera',
-              last_four: '1111',
-              issuer: '411111',
-              expiration_month: '02',
-              expiration_year: '2030',
+              routing_number: 'XXXXX0000',
+              account_number: 'XXXXX4321',
             },
           },
           relationships: { person: { data: { type: 'people', id: '0b4e7d1a-5c2f-4e8b-8d1c-7a9e2f3b0001' } } },
-          links: { self: `${base}/rest/accounts/7b4a7cac-f130-470a-a9cd-00fef58b155f` },
+          links: { self: `${base}/rest/accounts/a0628b17-29e6-4192-b467-bc40ce04b73b` },
         },
       },
       errors: {

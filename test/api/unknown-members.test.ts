@@ -287,8 +287,8 @@ test('the OpenAPI document shows every request body closed, with meta accepted a
   }
   assert.equal(
     bodies,
-    16,
-    'transfers, accounts, people, jobs, two /admin bodies, the four of webhook endpoints on /rest and /admin, and the sandbox clock and reset',
+    18,
+    'transfers, accounts, people, jobs, two /admin bodies, the four of webhook endpoints on /rest and /admin, the sandbox clock and reset, and the two of compliance rules',
   );
   assert.deepEqual(open, []);
 });

@@ -44,7 +44,7 @@ test('ewa webhooks: add, list, test, deliveries, redeliver, disable/enable, rota
   assert.match(failing.stdout, /FAILED +500/);
   const log = await ewa(env, 'webhooks', 'deliveries', '--endpoint', endpoint.id, '--json');
   assert.deepEqual(
-    log.json().map((d: { outcome: string; statusCode: number }) => [d.outcome, d.statusCode]),
+    log.json().map((d: { outcome: string; status_code: number }) => [d.outcome, d.status_code]),
     [
       ['FAILED', 500],
       ['DELIVERED', 200],

@@ -179,7 +179,13 @@ test('npm start stopped by Ctrl+C (SIGINT to its process group) exits 0', async 
     if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
     return output.includes('Press Ctrl+C to stop.');
   }, 60_000);
+  // A terminal's Ctrl+C reaches every process of the group, and npm passes it on to node again: two signals, the
+  // second one while the first is being handled.
   process.kill(-child.pid!, 'SIGINT');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  if (child.exitCode === null) process.kill(-child.pid!, 'SIGINT');
   assert.equal(await exited, 0, output);
   assert.match(output, /Received SIGINT/);
+  for (const left of ['owner.pid', 'cli.json', 'cli.sock'])
+    assert.equal(existsSync(join(dataDir, left)), false, `${left} is removed`);
 });

@@ -37,7 +37,7 @@ import {
   RotationBody,
   WebhookEndpointResource,
 } from './schemas.ts';
-import { endpointAttributes } from './serialize.ts';
+import { deliveryAttributes, endpointAttributes } from './serialize.ts';
 
 export interface WebhookRoutesOptions {
   webhooks: Webhooks;
@@ -110,17 +110,7 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
   const deliveryWire = (attempt: DeliveryAttempt) => ({
     type: 'webhook_deliveries' as const,
     id: attempt.id,
-    attributes: {
-      event_id: attempt.eventId,
-      event_type: attempt.eventType,
-      endpoint_id: attempt.endpointId,
-      attempt: attempt.attempt,
-      attempted_at: attempt.attemptedAt.toISOString(),
-      duration_ms: attempt.durationMs,
-      status_code: attempt.statusCode,
-      outcome: attempt.outcome,
-      error: attempt.error,
-    },
+    attributes: deliveryAttributes(attempt),
   });
   /** Service errors as the API's: a field's InputError points at it; an endpoint not the caller's is a 404. */
   const answering = async <T>(
