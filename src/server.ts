@@ -169,7 +169,13 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(paycheckRoutes, { db, baseUrl: config.api.publicUrl });
-  await api.register(accountRoutes, { db, config, now, cardTokenKeys });
+  await api.register(accountRoutes, {
+    db,
+    config,
+    now,
+    cardTokenKeys,
+    pricing: { now: moneyNow, payable: money.rail.destinations },
+  });
   await api.register(transferRoutes, {
     db,
     baseUrl: config.api.publicUrl,

@@ -195,6 +195,36 @@ test('FREE_OPTION_REQUIRED: offered even when the employer does not offer it, an
   assert.equal((await accepted(other.app, other.worker, { amount: 2000, preview: true })).fee, 100);
 });
 
+test("FREE_OPTION_REQUIRED: the bank account's capabilities show the fee the advance charges", async (t) => {
+  const { app, worker, setClock } = await setup(t, 'SC', {
+    policy: { ...PAID_ONLY, fee_bank_next_day_minor: null },
+  });
+  const destinations = async () => {
+    const response = await app.api.inject({
+      url: `/rest/accounts/${worker.depositoryId}`,
+      headers: { authorization: `Bearer ${worker.token}` },
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    return response.json().data.attributes.capabilities.transfer_destination;
+  };
+  const fee = (await accepted(app, worker, { amount: 2000, preview: true })).fee;
+  assert.deepEqual(await destinations(), [
+    { schedule: 'WITHIN_THIRTY_MINUTES', fee: 300, currency: 'USD' },
+    { schedule: 'NEXT_BUSINESS_DAY', fee, currency: 'USD' },
+  ]);
+  assert.equal(fee, 0);
+  // Elsewhere, and in South Carolina before its rule began, the employer's schedule as it is.
+  await livesIn(app, worker, 'NY');
+  assert.deepEqual(await destinations(), [{ schedule: 'WITHIN_THIRTY_MINUTES', fee: 300, currency: 'USD' }]);
+  await livesIn(app, worker, 'SC');
+  setClock(new Date('2024-11-20T15:00:00Z'));
+  assert.deepEqual(await destinations(), [{ schedule: 'WITHIN_THIRTY_MINUTES', fee: 300, currency: 'USD' }]);
+  // An operator who switches the rule off is followed at once.
+  setClock(FIXED_NOW);
+  await switchRule(app.database.db, stateRules(), 'SC-FREE-OPTION', false, OPERATOR);
+  assert.deepEqual(await destinations(), [{ schedule: 'WITHIN_THIRTY_MINUTES', fee: 300, currency: 'USD' }]);
+});
+
 test("effective dates: Indiana's free option from 2026-01-01, on the employer's calendar day", async (t) => {
   const { app, worker, setClock } = await setup(t, 'IN', { policy: PAID_ONLY });
   // 2026-01-01 04:59 UTC is still 2025-12-31 in New York: the rule does not apply yet.
@@ -202,6 +232,41 @@ test("effective dates: Indiana's free option from 2026-01-01, on the employer's 
   assert.equal((await accepted(app, worker, { amount: 2000, preview: true })).fee, 100);
   setClock(new Date('2026-01-01T05:00:00Z'));
   assert.equal((await accepted(app, worker, { amount: 2000, preview: true })).fee, 0);
+});
+
+test('a counting rule an operator adds for a state the reads did not count for is applied at the next advance', async (t) => {
+  const { app, worker } = await setup(t, 'NY', { policy: PAID_ONLY });
+  // The process knows the rules (its reads count the fees of Connecticut's people only) ...
+  assert.equal((await accepted(app, worker, { ...INSTANT, amount: 1000 })).fee, 300);
+  // ... when New York gets a rule that counts: the advance reads again, counting, under the same lock.
+  await setRule(
+    app.database.db,
+    stateRules(),
+    'NY-FEE-ADVANCES-PER-PERIOD',
+    {
+      state: 'NY',
+      kind: 'FEE_BEARING_ADVANCES_PER_PERIOD',
+      params: { max_advances: 1 },
+      effective_from: '2026-01-01',
+      source: 'Operator decision',
+    },
+    OPERATOR,
+  );
+  await refused(app, worker, { ...INSTANT, amount: 1100 }, 'TRANSFER_LIMIT_EXCEEDED');
+  await setRule(
+    app.database.db,
+    stateRules(),
+    'NY-FEE-CAP-MONTH',
+    {
+      state: 'NY',
+      kind: 'FEE_CAP_PER_MONTH',
+      params: { max_fees_minor: 299 },
+      effective_from: '2026-01-01',
+      source: 'Operator decision',
+    },
+    OPERATOR,
+  );
+  await refused(app, worker, { ...INSTANT, amount: 1200 }, 'MAXIMUM_FEE_EXCEEDED');
 });
 
 test('NO_SERVICE: an operator rule from tomorrow does not apply today, and does from midnight', async (t) => {

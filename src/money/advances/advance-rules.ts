@@ -20,8 +20,7 @@ export function feeFor(
   if (
     destinationType === 'DEPOSITORY' &&
     schedule === 'NEXT_BUSINESS_DAY' &&
-    rulesOfKind(jurisdiction, 'FREE_OPTION_REQUIRED').length > 0 &&
-    !offersFreeOption(policy, payable)
+    stateAddsFreeOption(policy, jurisdiction, payable)
   )
     return 0;
   const instant = schedule === 'WITHIN_THIRTY_MINUTES';
@@ -36,6 +35,18 @@ export type FeeSchedule = Pick<
   OrganizationPolicy,
   'feeCardInstantMinor' | 'feeCardNextDayMinor' | 'feeBankInstantMinor' | 'feeBankNextDayMinor'
 >;
+
+/**
+ * The person's state requires a free option and the employer's schedule has none a rail pays: then a
+ * next-business-day transfer to a bank account is free (feeFor), and an account's capabilities say so.
+ */
+export function stateAddsFreeOption(
+  policy: FeeSchedule,
+  jurisdiction: Jurisdiction | undefined,
+  payable?: readonly string[],
+): boolean {
+  return rulesOfKind(jurisdiction, 'FREE_OPTION_REQUIRED').length > 0 && !offersFreeOption(policy, payable);
+}
 
 /** Some pair of the employer's schedule that a rail pays costs nothing. */
 export function offersFreeOption(policy: FeeSchedule, payable?: readonly string[]): boolean {

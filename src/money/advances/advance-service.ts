@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { jurisdictionOf } from '../../compliance/jurisdiction.ts';
-import { RuleBook } from '../../compliance/rule-book.ts';
+import { COUNTING_KINDS, RuleBook } from '../../compliance/rule-book.ts';
 import type { Db } from '../../db/database.ts';
 import { GENERIC_PLANS } from '../../db/prepared-pool.ts';
 import type { DB } from '../../db/schema.ts';
@@ -23,6 +23,7 @@ import {
   advanceReadStatements,
   isTransferIdTaken,
   readAdvance,
+  rereadMoneyState,
   writeAdvancesStatement,
 } from './advance-store.ts';
 import {
@@ -148,21 +149,24 @@ export class TransferService {
     const startedAt = clock();
     const { duplicateWindowMs } = this.#options;
     const uuidOr = (id: string | undefined) => (id === undefined || isUuid(id) ? id : NIL_UUID);
+    const plan: AdvanceReadPlan = {
+      personId,
+      originId: uuidOr(request.originId) ?? NIL_UUID,
+      destinationId: uuidOr(request.destinationId),
+      amountMinor: request.amountMinor,
+      clientId: request.id === undefined ? undefined : request.id.toLowerCase(),
+      recentSince: new Date(startedAt.getTime() - DAY_MS),
+      startedAt,
+      twinSince: duplicateWindowMs > 0 ? new Date(startedAt.getTime() - duplicateWindowMs) : undefined,
+      preview: request.preview,
+      countIn: this.#rules.countingStates()?.states,
+    };
     return {
       kind: this.advances,
       // An id that is no UUID names no account: the checks refuse it in their turn.
-      plan: {
-        personId,
-        originId: uuidOr(request.originId) ?? NIL_UUID,
-        destinationId: uuidOr(request.destinationId),
-        amountMinor: request.amountMinor,
-        clientId: request.id === undefined ? undefined : request.id.toLowerCase(),
-        recentSince: new Date(startedAt.getTime() - DAY_MS),
-        startedAt,
-        twinSince: duplicateWindowMs > 0 ? new Date(startedAt.getTime() - duplicateWindowMs) : undefined,
-        preview: request.preview,
-      },
-      decide: (reads, runner) => this.decide({ personId, request, read: readAdvance(reads), clock, runner }),
+      plan,
+      decide: (reads, runner) =>
+        this.decide({ personId, request, read: readAdvance(reads), clock, runner, plan }),
       refusalOf: (error) => (isTransferIdTaken(error) ? transferIdTaken(request.id ?? '') : undefined),
     };
   }
@@ -179,11 +183,13 @@ export class TransferService {
     read: AdvanceRead | undefined;
     clock: () => Date;
     runner: Kysely<DB>;
+    /** What the reads were asked (absent: they counted for everyone). */
+    plan?: AdvanceReadPlan;
   }): Promise<{ view: TransferView; write: AdvanceWrite | undefined }> {
     const { personId, request, read, runner } = input;
     if (!read) throw new Error(`person ${personId} of a live token is missing`);
     const now = input.clock();
-    const facts = await this.#factsOf(personId, request, read, runner, now);
+    const facts = await this.#factsOf(personId, request, read, runner, now, input.plan);
     const refusal = firstRefusal(facts);
     if (refusal) throw refusal;
     const { origin, terms, destination, fee, money, transferId: id } = facts;
@@ -264,8 +270,10 @@ export class TransferService {
     read: AdvanceRead,
     runner: Kysely<DB>,
     now: Date,
+    plan: AdvanceReadPlan | undefined,
   ): Promise<AdvanceFacts> {
-    const { context, money } = read;
+    const { context } = read;
+    let { money } = read;
     const terms =
       context.terms ??
       (context.jobId ? (await loadJobTerms(runner, [context.jobId])).get(context.jobId) : undefined);
@@ -280,6 +288,11 @@ export class TransferService {
           terms?.policy.timeZone ?? 'UTC',
         )
       : undefined;
+    // The reads counted by the rules as this process knew them; rules newer than that may count for this state.
+    const uncounted =
+      jurisdiction && plan?.countIn !== undefined && !plan.countIn.includes(jurisdiction.state);
+    if (uncounted && jurisdiction.rules.some((rule) => COUNTING_KINDS.includes(rule.kind)) && plan)
+      money = (await rereadMoneyState(runner, plan)) ?? money;
     return {
       request,
       personId,

@@ -50,6 +50,11 @@ export interface AdvanceReadPlan {
   twinSince: Date | undefined;
   /** A preview locks nothing (when every advance read together is one). */
   preview: boolean;
+  /**
+   * The states whose rules count the month's fees or the advances with a fee of a pay period (RuleBook's
+   * countingStates): the reads count them only for people of those states. Undefined: for everyone.
+   */
+  countIn?: readonly string[] | undefined;
 }
 
 /** Everything an advance writes. */
@@ -224,6 +229,10 @@ function moneyStateStatement(
   guard: ReadGuard,
 ): CompiledQuery {
   const column = <T>(pick: (plan: AdvanceReadPlan) => T) => plans.map(pick);
+  // The counts of the states' rules cost index lookups per advance: they run only for the people of a state that
+  // has such rules (a condition on the person alone, which PostgreSQL checks once before the scan).
+  const everyone = plans.some((plan) => plan.countIn === undefined);
+  const states = [...new Set(plans.flatMap((plan) => plan.countIn ?? []))];
   return sql`select r.n::integer as n, recent.recent_count, recent.recent_minor, month.month_fees_minor,
       (r.twin_since is not null and exists (select 1 from transfers t
         where t.destination_account_id = o.destination_id and t.person_id = r.person_id
@@ -233,7 +242,7 @@ function moneyStateStatement(
       coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor,
             'debited_minor', f.total_debited_minor,
             'fee_bearing_advances', (select count(distinct fs.transfer_id) from funding_sources fs
-              where fs.paycheck_id = f.id and (select t.fee_minor > 0 and t.status <> 'FAILED'
+              where g.counted and fs.paycheck_id = f.id and (select t.fee_minor > 0 and t.status <> 'FAILED'
                 and t.origin_account_id is not null from transfers t where t.id = fs.transfer_id)))
           order by f.pay_period_starts_at, f.id)
         from (select p.id, p.pay_period_starts_at, p.total_debited_minor,
@@ -258,6 +267,9 @@ function moneyStateStatement(
               and d.person_id = a.person_id and d.deleted_at is null
           where a.id = r.origin_id and a.person_id = r.person_id and a.deleted_at is null
             and a.account_type = 'EARNINGS_BALANCE') o on true
+      cross join lateral (select ${everyone}::boolean
+            or (select trim(pe.state_of_residence) from people pe where pe.id = r.person_id) = any(${states}::text[])
+            as counted) g
       cross join lateral (select count(*)::integer as recent_count,
             coalesce(sum(t.amount_minor), 0)::bigint as recent_minor
           from transfers t
@@ -265,8 +277,8 @@ function moneyStateStatement(
             and t.submitted_at > r.recent_since) recent
       cross join lateral (select coalesce(sum(t.fee_minor), 0)::bigint as month_fees_minor
           from transfers t
-          where t.person_id = r.person_id and t.origin_account_id is not null and t.status <> 'FAILED'
-            and t.submitted_at >= o.month_starts_at) month
+          where g.counted and t.person_id = r.person_id and t.origin_account_id is not null
+            and t.status <> 'FAILED' and t.submitted_at >= o.month_starts_at) month
     where ${guard(sql`r.n`)}`.compile(db);
 }
 
@@ -311,6 +323,17 @@ export function advanceReadStatements(
     advanceContextStatement(db, plans, guard),
     moneyStateStatement(db, plans, guard),
   ];
+}
+
+/** The money state of one advance again, counting what the states' rules count whatever its state. */
+export async function rereadMoneyState(
+  runner: Compiler,
+  plan: AdvanceReadPlan,
+): Promise<MoneyState | undefined> {
+  const { rows } = await runner.executeQuery(
+    moneyStateStatement(runner, [{ ...plan, countIn: undefined }], () => sql`true`),
+  );
+  return readMoneyState(rows as Record<string, unknown>[]);
 }
 
 /** One advance's rows of advanceReadStatements; undefined when its person does not exist. */

@@ -33,7 +33,7 @@ import {
 import { errorResponses } from '../../platform/schemas.ts';
 import type { CardTokenKeys } from '../../tokenization/card-token.ts';
 import { accountResource } from './serialize.ts';
-import { AccountService, type AccountView, accountNotFound } from './service.ts';
+import { type AccountPricing, AccountService, type AccountView, accountNotFound } from './service.ts';
 import { ACCOUNT_FILTER_FIELDS, ACCOUNT_LIST_ORDER } from './store.ts';
 
 /** A list of accounts answers at most this many, oldest first. */
@@ -120,13 +120,15 @@ export interface AccountRoutesOptions {
   now: () => Date;
   /** The keys card tokens are issued with, to take them back. */
   cardTokenKeys: CardTokenKeys;
+  /** How transfer destinations are priced: as an advance would be, on the money's clock and rails. */
+  pricing?: AccountPricing;
 }
 
 export const accountRoutes: FastifyPluginAsync<AccountRoutesOptions> = async (
   app,
-  { db, config, now, cardTokenKeys },
+  { db, config, now, cardTokenKeys, pricing },
 ) => {
-  const accounts = new AccountService(db, config, cardTokenKeys);
+  const accounts = new AccountService(db, config, cardTokenKeys, pricing);
   const baseUrl = config.api.publicUrl;
   const wire = (view: AccountView) => accountResource(baseUrl, view.row, view.context);
 

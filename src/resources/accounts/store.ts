@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { RULES_VERSION_SETTING } from '../../compliance/rule-store.ts';
 import {
   afterSql,
   fetchSize,
@@ -245,32 +246,48 @@ export async function findPendingTransfersTo(db: Kysely<DB>, accountId: string):
  * Each person's fee schedule: the policy of the employer of their earliest ACTIVATED job. A person with no active
  * job has none, and so no way to move money yet.
  */
+/** The employer's fee schedule of a person, with what decides which state rules apply to it. */
+export interface PersonFeeSchedule extends FeeSchedule {
+  jurisdiction: { state: string; timeZone: string; rulesVersion: number } | undefined;
+}
+
 export async function findFeeSchedules(
   db: Kysely<DB>,
   personIds: readonly string[],
-): Promise<Map<string, FeeSchedule>> {
-  const schedules = new Map<string, FeeSchedule>();
+): Promise<Map<string, PersonFeeSchedule>> {
+  const schedules = new Map<string, PersonFeeSchedule>();
   if (personIds.length === 0) return schedules;
   const rows = await db
     .selectFrom('jobs')
     .innerJoin('organization_policies as policy', 'policy.organization_id', 'jobs.organization_id')
     .distinctOn('jobs.person_id')
-    .select([
+    .innerJoin('people', 'people.id', 'jobs.person_id')
+    .select((eb) => [
       'jobs.person_id',
       'policy.currency',
       'policy.fee_card_instant_minor',
       'policy.fee_card_next_day_minor',
       'policy.fee_bank_instant_minor',
       'policy.fee_bank_next_day_minor',
+      'policy.time_zone',
+      'people.state_of_residence',
+      eb
+        .selectFrom('app_settings')
+        .select(sql<string>`value #>> '{}'`.as('version'))
+        .where('key', '=', RULES_VERSION_SETTING)
+        .as('rules_version'),
     ])
     .where('jobs.person_id', 'in', [...personIds])
     .where('jobs.activation_status', '=', 'ACTIVATED')
     .orderBy('jobs.person_id')
     .orderBy('jobs.created_at')
     .execute();
-  for (const { person_id: personId, ...schedule } of rows) {
+  for (const { person_id: personId, time_zone, state_of_residence, rules_version, ...schedule } of rows) {
     schedules.set(personId, {
       ...schedule,
+      jurisdiction: state_of_residence
+        ? { state: state_of_residence, timeZone: time_zone, rulesVersion: Number(rules_version ?? 0) }
+        : undefined,
       currency: schedule.currency.trim(),
       fee_card_instant_minor: nullableNumber(schedule.fee_card_instant_minor),
       fee_card_next_day_minor: nullableNumber(schedule.fee_card_next_day_minor),
