@@ -11,6 +11,9 @@ export type ListenerName = 'api' | 'auth' | 'payments';
 /** The `route` of a request no route matched: one value however many paths are tried. */
 export const UNMATCHED_ROUTE = '(unmatched)';
 
+/** A WeakMap key for a request whose route context has no config (none is known to; a missing key would throw). */
+const NO_ROUTE_CONFIG = {};
+
 /** From 5 ms to 10 s: an advance is a few milliseconds, a payroll upload or a slow database several seconds. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -71,7 +74,7 @@ export class Metrics {
       // response costs three map look-ups, no label string built and no label set hashed.
       const byRoute = new WeakMap<object, Map<string, Map<number, RequestSeries>>>();
       const seriesOf = (request: FastifyRequest, reply: FastifyReply): RequestSeries => {
-        const config = request.routeOptions.config as object & { url?: string };
+        const config = (request.routeOptions.config ?? NO_ROUTE_CONFIG) as object & { url?: string };
         let byMethod = byRoute.get(config);
         if (!byMethod) {
           byMethod = new Map();

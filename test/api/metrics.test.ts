@@ -58,6 +58,12 @@ test('requests on the three listeners are counted and timed by route pattern and
   const after = await samples(app.metrics, 'ewa_http_requests_total');
   assert.equal(after.size, before + 1);
   assert.equal(after.get('listener="payments",method="GET",route="(unmatched)",status="404"'), 1000);
+  // The same on the REST listener, whose unknown paths answer a JSON:API 404.
+  for (let i = 0; i < 50; i++) await app.api.inject({ url: `/rest/nowhere-${i}/${randomUUID()}` });
+  const api404 = [...(await samples(app.metrics, 'ewa_http_requests_total'))].filter(
+    ([labels]) => labels.startsWith('listener="api"') && labels.endsWith('status="404"'),
+  );
+  assert.deepEqual(api404, [['listener="api",method="GET",route="(unmatched)",status="404"', 50]]);
   const text = await app.metrics?.scrape();
   assert.doesNotMatch(String(text), /nowhere|\/rest\/accounts\/[0-9a-f]{8}-/);
 });
