@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import type { ScheduledJob } from '../jobs/scheduler.ts';
 import { type DatabaseReading, readDatabaseMetrics } from './metrics-database.ts';
+import { observe, RequestMetrics, type RequestSeries } from './metrics-http.ts';
 
 /** The three public listeners, as the `listener` label names them. */
 export type ListenerName = 'api' | 'auth' | 'payments';
@@ -13,9 +14,6 @@ export const UNMATCHED_ROUTE = '(unmatched)';
 
 /** A WeakMap key for a request whose route context has no config (none is known to; a missing key would throw). */
 const NO_ROUTE_CONFIG = {};
-
-/** From 5 ms to 10 s: an advance is a few milliseconds, a payroll upload or a slow database several seconds. */
-const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface MetricsOptions {
   database: Database;
@@ -27,11 +25,6 @@ export interface MetricsOptions {
   databaseTimeoutMs: number;
 }
 
-interface RequestSeries {
-  count: { inc(): void };
-  duration: { observe(value: number): void };
-}
-
 /**
  * Every metric of one process, on a registry of its own (never prom-client's global one, so that two servers in
  * one process, as in the tests, keep theirs apart). HTTP metrics are counted as requests end; the database,
@@ -39,8 +32,7 @@ interface RequestSeries {
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly #requests: Counter<'listener' | 'method' | 'route' | 'status'>;
-  readonly #duration: Histogram<'listener' | 'method' | 'route' | 'status'>;
+  readonly #requests = new RequestMetrics();
   readonly #options: MetricsOptions;
   /** The reading in flight: the gauges of one scrape share it, and a slow one is not started again beside itself. */
   #reading: Promise<DatabaseReading> | undefined;
@@ -49,20 +41,7 @@ export class Metrics {
     this.#options = options;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    const labelNames = ['listener', 'method', 'route', 'status'] as const;
-    this.#requests = new Counter({
-      name: 'ewa_http_requests_total',
-      help: 'Requests answered, by listener, method, route pattern and status code.',
-      labelNames,
-      registers,
-    });
-    this.#duration = new Histogram({
-      name: 'ewa_http_request_duration_seconds',
-      help: 'Time from the request arriving to its response sent, by listener, method, route pattern and status code.',
-      labelNames,
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
+    this.#requests.register(this.registry);
     this.#poolGauges(registers);
     this.#databaseGauges(registers);
   }
@@ -70,8 +49,8 @@ export class Metrics {
   /** Counts requests of one listener: one counter increment and one histogram observation per response. */
   readonly httpPlugin = fp(
     async (app: FastifyInstance, { listener }: { listener: ListenerName }) => {
-      // Children by route config (one object per route), method and status: after the first request of each, a
-      // response costs three map look-ups, no label string built and no label set hashed.
+      // Series by route config (one object per route), method and status: after the first request of each, a
+      // response costs three map look-ups and no label string built or hashed.
       const byRoute = new WeakMap<object, Map<string, Map<number, RequestSeries>>>();
       const seriesOf = (request: FastifyRequest, reply: FastifyReply): RequestSeries => {
         const config = (request.routeOptions.config ?? NO_ROUTE_CONFIG) as object & { url?: string };
@@ -88,21 +67,20 @@ export class Metrics {
         let series = byStatus.get(reply.statusCode);
         if (!series) {
           // The pattern, never the path: `/rest/accounts/:id`, and one value for every path no route matched.
-          const labels = {
+          series = this.#requests.series({
             listener,
             method: request.method,
             route: config.url ?? UNMATCHED_ROUTE,
             status: String(reply.statusCode),
-          };
-          series = { count: this.#requests.labels(labels), duration: this.#duration.labels(labels) };
+          });
           byStatus.set(reply.statusCode, series);
         }
         return series;
       };
       app.addHook('onResponse', async (request, reply) => {
         const series = seriesOf(request, reply);
-        series.count.inc();
-        series.duration.observe(reply.elapsedTime / 1000);
+        series.requests += 1;
+        observe(series.duration, reply.elapsedTime / 1000);
       });
     },
     { name: 'metrics', fastify: '5.x' },

@@ -43,7 +43,7 @@ test('requests on the three listeners are counted and timed by route pattern and
   assert.equal(await sample(app.metrics, 'ewa_http_requests_total', api401), 2);
   assert.equal(await sample(app.metrics, 'ewa_http_request_duration_seconds_count', api401), 2);
   assert.equal(
-    await sample(app.metrics, 'ewa_http_request_duration_seconds_bucket', `le="+Inf",${api401}`),
+    await sample(app.metrics, 'ewa_http_request_duration_seconds_bucket', `${api401},le="+Inf"`),
     2,
   );
   const payments = `listener="payments",method="POST",route="/v2/cards/generic",status="${card.statusCode}"`;
