@@ -93,6 +93,8 @@ test('scheduled-work lag: the time since each job last succeeded, beside its int
   const app = await buildTestApp(t, METRICS_ON, { now: clock.now });
   assert.equal(await sample(app.metrics, 'ewa_scheduled_job_interval_seconds', 'job="settle-due"'), 60);
   assert.equal(await sample(app.metrics, 'ewa_scheduled_job_interval_seconds', 'job="payroll"'), 3600);
+  // Nothing is due for the ACH files on the sandbox rail: no interval to be late against.
+  assert.equal(await sample(app.metrics, 'ewa_scheduled_job_interval_seconds', 'job="ach-files"'), undefined);
   assert.equal(
     await sample(app.metrics, 'ewa_scheduled_job_last_success_age_seconds', 'job="settle-due"'),
     undefined,
