@@ -89,6 +89,14 @@ export interface Config {
   readonly cards: CardsConfig;
   readonly money: MoneyConfig;
   readonly webhooks: WebhooksConfig;
+  /** The Prometheus endpoint (src/platform/metrics.ts); undefined when EWA_METRICS_PORT is unset. */
+  readonly metrics: MetricsConfig | undefined;
+}
+
+/** Where GET /metrics is served: a listener of its own, never one of the public three. */
+export interface MetricsConfig {
+  readonly port: number;
+  readonly host: string;
 }
 
 /** Advances, their idempotency keys, the sandbox rail and the scheduled money work. */
@@ -340,6 +348,11 @@ export function loadConfig(env: Env = process.env): Config {
       retentionDays: read.integer('EWA_WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
       endpointsPerClientMax: read.integer('EWA_WEBHOOK_ENDPOINTS_PER_CLIENT_MAX', 20, 1, 1000),
     },
+    metrics: metricsConfig(read, [
+      ['EWA_API_PORT', apiPort],
+      ['EWA_AUTH_PORT', authPort],
+      ['EWA_PAYMENTS_PORT', paymentsPort],
+    ]),
     money: {
       idempotencyKeyTtlSeconds: read.integer('EWA_IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
       idempotencyLockSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
@@ -422,6 +435,33 @@ function checkAchIdentity(ach: AchConfig): void {
     throw new ConfigError(
       `EWA_ACH_IMMEDIATE_DESTINATION ${ach.immediateDestination} fails the routing-number checksum: check the nine digits against your bank's ACH instructions.`,
     );
+}
+
+/**
+ * Off unless EWA_METRICS_PORT is set. Loopback by default: the metrics name routes, jobs and queue sizes, which are
+ * for the operator's scraper, not for the networks the public listeners face.
+ */
+function metricsConfig(read: EnvReader, publicPorts: [string, number][]): MetricsConfig | undefined {
+  const port = read.optionalInteger(
+    'EWA_METRICS_PORT',
+    0,
+    65_535,
+    'a port number from 0 to 65535 (0: any free port), or unset to turn the metrics off',
+  );
+  const host = read.optionalHost('EWA_METRICS_HOST');
+  if (port === undefined) {
+    if (host !== undefined)
+      throw new ConfigError(
+        'EWA_METRICS_HOST is set but EWA_METRICS_PORT is not: set the port to serve metrics.',
+      );
+    return undefined;
+  }
+  const clash = publicPorts.find(([, publicPort]) => publicPort !== 0 && publicPort === port);
+  if (clash)
+    throw new ConfigError(
+      `EWA_METRICS_PORT (${port}) is the port of ${clash[0]}: the metrics need a port of their own.`,
+    );
+  return { port, host: host ?? '127.0.0.1' };
 }
 
 function isLoopbackHost(host: string): boolean {
@@ -521,6 +561,34 @@ class EnvReader {
       throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${value}").`);
     }
     return parsed;
+  }
+
+  /** A whole number, or undefined when unset; `what` says what it must be when it is not. */
+  optionalInteger(name: string, min: number, max: number, what: string): number | undefined {
+    const value = this.#raw(name);
+    if (value === undefined) return undefined;
+    const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+      throw new ConfigError(`${name} must be ${what} (got "${value}").`);
+    }
+    return parsed;
+  }
+
+  /** An IP address or a host name to listen on, or undefined when unset. */
+  optionalHost(name: string): string | undefined {
+    const value = this.#raw(name);
+    if (value === undefined) return undefined;
+    if (
+      isIP(value) === 0 &&
+      !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
+        value,
+      )
+    ) {
+      throw new ConfigError(
+        `${name} must be an IP address or a host name to listen on, like 127.0.0.1 or 0.0.0.0 (got "${value}").`,
+      );
+    }
+    return value;
   }
 
   port(name: string, fallback: number): number {

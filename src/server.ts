@@ -21,6 +21,7 @@ import { listenerLimits } from './platform/listener-limits.ts';
 import { loadSheddingPlugin, refuseOnAuthServer } from './platform/load-shedding.ts';
 import { loggerOptions } from './platform/logger.ts';
 import { JSON_API_MEDIA, JSON_MEDIA } from './platform/media-types.ts';
+import { Metrics } from './platform/metrics.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
 import { restCorsPlugin } from './platform/rest-cors.ts';
@@ -41,6 +42,7 @@ import { CardTokenKeys } from './tokenization/card-token.ts';
 import { CardTokenizer } from './tokenization/card-tokenizer.ts';
 import { CorsPolicy } from './tokenization/cors-policy.ts';
 import { cardListenerNotFound, cardTokenRoutes } from './tokenization/routes.ts';
+import { webhookJobs } from './webhooks/webhook-jobs.ts';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.ts';
 
 export interface ServerDeps {
@@ -68,6 +70,8 @@ export interface Servers {
   api: FastifyInstance;
   auth: FastifyInstance;
   payments: FastifyInstance;
+  /** The Prometheus metrics of the three listeners, the pool and the database; absent when EWA_METRICS_PORT is unset. */
+  metrics?: Metrics;
 }
 
 function fastifyOptions(config: Config, deps: ServerDeps, listener: string): FastifyHttpOptions<Server> {
@@ -142,7 +146,17 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     revocations.stop();
     sandboxClock?.stop();
   });
+  // Counted only when someone scrapes them: with EWA_METRICS_PORT unset a request pays nothing for metrics.
+  const metrics = config.metrics
+    ? new Metrics({
+        database: deps.database,
+        now: moneyNow,
+        jobs: [...serverJobs(money, config), ...webhookJobs(webhooks, config)],
+        databaseTimeoutMs: config.healthDbTimeoutMs,
+      })
+    : undefined;
   await api.register(accessLogPlugin);
+  if (metrics) await api.register(metrics.httpPlugin, { listener: 'api' });
   await api.register(securityHeadersPlugin, { config, listener: 'api' });
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
   // After the JSON:API platform, so that the preflight route it adds (OPTIONS *) answers its errors (a body that is
@@ -213,6 +227,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     frameworkErrors: authFrameworkErrors,
   });
   await auth.register(accessLogPlugin);
+  if (metrics) await auth.register(metrics.httpPlugin, { listener: 'auth' });
   await auth.register(securityHeadersPlugin, { config, listener: 'auth' });
   await auth.register(loadSheddingPlugin, { config: config.loadShedding, refuse: refuseOnAuthServer });
   await auth.register(authApp, { config, db, now });
@@ -221,6 +236,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     ...edgeErrorOptions({ mediaType: JSON_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
   await payments.register(accessLogPlugin);
+  if (metrics) await payments.register(metrics.httpPlugin, { listener: 'payments' });
   await payments.register(securityHeadersPlugin, { config, listener: 'payments' });
   await payments.register(loadSheddingPlugin, { config: config.loadShedding });
   for (const app of [auth, payments]) {
@@ -233,5 +249,5 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
-  return { money, webhooks, sandbox, api, auth, payments };
+  return { money, webhooks, sandbox, api, auth, payments, ...(metrics ? { metrics } : {}) };
 }

@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.ts';
 import { Scheduler } from '../jobs/scheduler.ts';
 import { serverJobs } from '../jobs/server-jobs.ts';
+import { type MetricsServer, startMetricsServer } from '../platform/metrics-server.ts';
 import { describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
 import { buildServer } from '../server.ts';
 import { webhookJobs } from '../webhooks/webhook-jobs.ts';
@@ -15,7 +16,8 @@ export const serveCommand: Command = {
     'Usage: ewa serve',
     '',
     'Opens the database (creating the embedded one on first start), applies migrations, seeds the sandbox',
-    'demo data once (EWA_SEED_DEMO) and listens on EWA_API_PORT, EWA_AUTH_PORT and EWA_PAYMENTS_PORT.',
+    'demo data once (EWA_SEED_DEMO) and listens on EWA_API_PORT, EWA_AUTH_PORT and EWA_PAYMENTS_PORT;',
+    'with EWA_METRICS_PORT set, also on that port for Prometheus (GET /metrics, docs/operators/metrics.md).',
     'SIGINT or SIGTERM stops accepting, finishes requests in flight, closes the database and exits 0.',
   ].join('\n'),
   options: {},
@@ -41,6 +43,7 @@ export const serveCommand: Command = {
     for (const job of serverJobs(servers.money, config)) scheduler.register(job);
     for (const job of webhookJobs(servers.webhooks, config)) scheduler.register(job);
     let commandSocket: CommandSocket | undefined;
+    let metricsServer: MetricsServer | undefined;
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -54,7 +57,13 @@ export const serveCommand: Command = {
         process.exit(1);
       }, config.shutdownTimeoutMs);
       force.unref();
-      await Promise.all([...apps.map((app) => app.close()), scheduler.stop(), commandSocket?.close()]);
+      await Promise.all([
+        ...apps.map((app) => app.close()),
+        scheduler.stop(),
+        commandSocket?.close(),
+        // Before the database closes: a scrape in flight reads it.
+        metricsServer?.close(),
+      ]);
       await database.close();
       process.exit(0);
     };
@@ -77,6 +86,18 @@ export const serveCommand: Command = {
         if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
         throw new ConfigError(
           `${config.host}:${port} is in use by another process (EADDRINUSE): stop it, or set ${variable} to a free port.`,
+        );
+      }
+    }
+    if (servers.metrics && config.metrics) {
+      try {
+        metricsServer = await startMetricsServer(servers.metrics, config.metrics);
+      } catch (error) {
+        await Promise.all(apps.map((each) => each.close()));
+        await database.close();
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        throw new ConfigError(
+          `${config.metrics.host}:${config.metrics.port} is in use by another process (EADDRINUSE): stop it, or set EWA_METRICS_PORT to a free port.`,
         );
       }
     }
@@ -108,6 +129,9 @@ export const serveCommand: Command = {
         `  REST API            ${config.api.publicUrl}/rest   (reference: ${config.api.publicUrl}/rest/docs)`,
         `  Authorization       ${config.auth.publicUrl}`,
         `  Card tokenization   ${config.payments.publicUrl}`,
+        ...(metricsServer && config.metrics
+          ? [`  Metrics             http://${hostInUrl(config.metrics.host)}:${metricsServer.port}/metrics`]
+          : []),
         'Press Ctrl+C to stop.',
         '',
       ].join('\n'),
@@ -115,3 +139,8 @@ export const serveCommand: Command = {
     return 0;
   },
 };
+
+/** An IPv6 address goes in brackets in a URL. */
+function hostInUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

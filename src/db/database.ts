@@ -16,7 +16,17 @@ export interface Database {
   readonly kind: DatabaseConfig['kind'];
   /** Resolves when the database answers a trivial query within the time given, rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
+  /** The connection pool as it is now (the metrics read it on each scrape). */
+  poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+/** Connections of a pool: open and lent out, open and free, the most it opens, and borrowers waiting for one. */
+export interface PoolStats {
+  inUse: number;
+  idle: number;
+  max: number;
+  waiting: number;
 }
 
 /** bigint columns hold minor units; JavaScript numbers are exact up to 2^53, far above any amount we hold. */
@@ -54,6 +64,7 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
   return {
     db,
     kind: 'pglite',
+    poolStats: () => pool.stats(),
     ping: (timeoutMs) =>
       closed
         ? Promise.reject(new Error('database closed'))
@@ -97,6 +108,12 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   return {
     db,
     kind: 'postgres',
+    poolStats: () => ({
+      inUse: pool.totalCount - pool.idleCount,
+      idle: pool.idleCount,
+      max: config.poolSize,
+      waiting: pool.waitingCount,
+    }),
     // Kysely opens its pool lazily, even after destroy(); the flag keeps a closed handle closed.
     ping: (timeoutMs) =>
       closed

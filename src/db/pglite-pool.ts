@@ -93,6 +93,11 @@ export class PGlitePool implements PostgresPool {
     return { command: 'SELECT', rowCount: rows.length, rows };
   }
 
+  /** The one session: lent out or free, and the borrowers queued for it. */
+  stats(): { inUse: number; idle: number; max: number; waiting: number } {
+    return { inUse: this.#busy ? 1 : 0, idle: this.#busy ? 0 : 1, max: 1, waiting: this.#waiting.length };
+  }
+
   /** Resolves once every borrower before it has released the session. */
   async end(): Promise<void> {
     await this.#acquire();

@@ -14,6 +14,7 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
     {
       name: 'settle-due',
       runKeyAt: (now) => everyMinutesRunKey(now, 1),
+      intervalSeconds: 60,
       run: async ({ now }) => {
         const { sent, ...settled } = await core.settle(now);
         return { ...settled, ...sent };
@@ -22,6 +23,7 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
     {
       name: 'ach-files',
       runKeyAt: (now) => (core.ach ? everyMinutesRunKey(now, 1) : undefined),
+      intervalSeconds: 60,
       run: async ({ now }) => {
         const report = await core.exchangeAchFiles(now);
         const attention = achAttention(report);
@@ -31,6 +33,7 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
     {
       name: 'salary-accrual',
       runKeyAt: (now) => everyMinutesRunKey(now, 60),
+      intervalSeconds: 3600,
       run: async ({ now }) => ({
         ...(await accrueSalaries(core.db, core.earnings, now)),
         refreshedMinor: await refreshAccessibleEarnings(core.db, now),
@@ -39,11 +42,13 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
     {
       name: 'payroll',
       runKeyAt: (now) => everyMinutesRunKey(now, 60),
+      intervalSeconds: 3600,
       run: async ({ now }) => ({ ...(await core.payroll(now)) }),
     },
     {
       name: 'idempotency-key-purge',
       runKeyAt: (now) => everyMinutesRunKey(now, 60),
+      intervalSeconds: 3600,
       run: async ({ now }) => ({ purged: await purgeExpiredKeys(core.db, now) }),
     },
   ];

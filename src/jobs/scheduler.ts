@@ -10,6 +10,8 @@ export interface ScheduledJob {
   run(context: { now: Date; runKey: string; signal: AbortSignal }): Promise<Record<string, unknown> | void>;
   /** How long a RUNNING claim may last before another process takes it over as crashed; 1 hour when absent. */
   staleAfterMs?: number;
+  /** How often a run key falls due, for the scheduled-work lag metric; absent for a job that runs once. */
+  intervalSeconds?: number;
 }
 
 /** The part of a pino (or Fastify) logger the scheduler writes to. */

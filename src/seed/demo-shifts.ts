@@ -74,6 +74,7 @@ export function demoShiftsJob(core: MoneyCore, organizationIds: readonly string[
   return {
     name: 'demo-shifts',
     runKeyAt: (now) => everyMinutesRunKey(now, 60),
+    intervalSeconds: 3600,
     run: async ({ now }) => ({ ...(await recordDemoShifts(core, organizationIds, now)) }),
   };
 }

@@ -10,6 +10,7 @@ export function webhookJobs(webhooks: Webhooks, config: Config): ScheduledJob[] 
     {
       name: 'webhook-retention',
       runKeyAt: (now) => everyMinutesRunKey(now, 60),
+      intervalSeconds: 3600,
       run: async ({ now }) => ({
         purged: await webhooks.events.purgeBefore(
           new Date(now.getTime() - config.webhooks.retentionDays * DAY_MS),
