@@ -1,5 +1,16 @@
 import { sql } from 'kysely';
-import type { MetricsOptions } from './metrics.ts';
+import type { Database } from '../db/database.ts';
+import type { ScheduledJob } from '../jobs/scheduler.ts';
+
+export interface MetricsOptions {
+  database: Database;
+  /** The money work's clock (the sandbox's in UAT): outbox due times and scheduled runs are stamped with it. */
+  now: () => Date;
+  /** The scheduled jobs, for their names and intervals. */
+  jobs: readonly ScheduledJob[];
+  /** The database part of a scrape is given up after this; the rest of the scrape is still served. */
+  databaseTimeoutMs: number;
+}
 
 /** What one scrape reads from the database; only `ok` when the reading failed or came too late. */
 export interface DatabaseReading {

@@ -2,8 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
-import type { ScheduledJob } from '../jobs/scheduler.ts';
-import { type DatabaseReading, readDatabaseMetrics } from './metrics-database.ts';
+import { type DatabaseReading, type MetricsOptions, readDatabaseMetrics } from './metrics-database.ts';
+
+export type { MetricsOptions } from './metrics-database.ts';
+
 import { observe, RequestMetrics, type RequestSeries } from './metrics-http.ts';
 
 /** The three public listeners, as the `listener` label names them. */
@@ -14,16 +16,6 @@ export const UNMATCHED_ROUTE = '(unmatched)';
 
 /** A WeakMap key for a request whose route context has no config (none is known to; a missing key would throw). */
 const NO_ROUTE_CONFIG = {};
-
-export interface MetricsOptions {
-  database: Database;
-  /** The money work's clock (the sandbox's in UAT): outbox due times and scheduled runs are stamped with it. */
-  now: () => Date;
-  /** The scheduled jobs, for their names and intervals. */
-  jobs: readonly ScheduledJob[];
-  /** The database part of a scrape is given up after this; the rest of the scrape is still served. */
-  databaseTimeoutMs: number;
-}
 
 /**
  * Every metric of one process, on a registry of its own (never prom-client's global one, so that two servers in
