@@ -1,5 +1,6 @@
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { currentDocumentSql } from '../../disclosures/document-store.ts';
 import type { ReadGuard } from '../../idempotency/keyed-work.ts';
 import { type Movement, movementWrites } from '../../ledger/posting.ts';
 import { type OutboxMessage, outboxWrites } from '../../outbox/outbox-message.ts';
@@ -55,6 +56,11 @@ export interface AdvanceReadPlan {
    * countingStates): the reads count them only for people of those states. Undefined: for everyone.
    */
   countIn?: readonly string[] | undefined;
+  /**
+   * The states with a DISCLOSURE_BEFORE_FIRST_TRANSFER rule (RuleBook's disclosureStates): the current disclosure
+   * document and the person's acceptance of it are read only for people of those states. Undefined: for everyone.
+   */
+  discloseIn?: readonly string[] | undefined;
 }
 
 /** Everything an advance writes. */
@@ -68,7 +74,8 @@ export interface AdvanceWrite {
 
 function plansTable(plans: readonly AdvanceReadPlan[]) {
   return sql`unnest(${plans.map((p) => p.personId)}::uuid[], ${plans.map((p) => p.originId)}::uuid[],
-    ${plans.map((p) => p.destinationId ?? null)}::uuid[]) with ordinality as r(person_id, origin_id, destination_id, n)`;
+    ${plans.map((p) => p.destinationId ?? null)}::uuid[], ${plans.map((p) => p.startedAt.toISOString())}::timestamptz[])
+    with ordinality as r(person_id, origin_id, destination_id, started_at, n)`;
 }
 
 /** What the first statement finds; `jobId` without `terms` means the employer has no policy row yet. */
@@ -81,6 +88,16 @@ export interface AdvanceContext {
   balanceLedgerId: string | undefined;
   /** The compliance rules' version counter (compliance/rule-book.ts), read with everything else. */
   rulesVersion: number;
+  /** The disclosure document current for the person's state and their acceptance of it; undefined when not read. */
+  disclosure: DisclosureRead | undefined;
+}
+
+/** The current disclosure document of a person's state, and when they accepted that version (null: not yet). */
+export interface DisclosureRead {
+  id: string;
+  version: number;
+  title: string;
+  acceptedAt: string | null;
 }
 
 interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
@@ -92,6 +109,7 @@ interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
   destination_id: string | null;
   destination_type: string | null;
   balance_ledger_id: string | null;
+  disclosure: DisclosureRead | null;
 }
 
 /**
@@ -146,7 +164,8 @@ function advanceContextStatement(
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
       ${JOB_TERMS_COLUMNS},
       d.id as destination_id, d.account_type as destination_type, la.id as balance_ledger_id,
-      (select s.value #>> '{}' from app_settings s where s.key = 'compliance_rules_version') as rules_version
+      (select s.value #>> '{}' from app_settings s where s.key = 'compliance_rules_version') as rules_version,
+      ${disclosureColumn(plans)} as disclosure
     from ${plansTable(plans)}
       join people pe on pe.id = r.person_id
       left join accounts a on a.id = r.origin_id and a.person_id = pe.id and a.deleted_at is null
@@ -173,7 +192,39 @@ function readAdvanceContext(rows: readonly Record<string, unknown>[]): AdvanceCo
       : undefined,
     balanceLedgerId: row.balance_ledger_id ?? undefined,
     rulesVersion: Number(row.rules_version ?? 0),
+    disclosure: row.disclosure ?? undefined,
   };
+}
+
+/**
+ * The current disclosure document of the person's state with their acceptance, as one JSON value. Like the counts
+ * of the money state, it is read only for people of the states whose rules ask for it (a condition on the person
+ * that PostgreSQL checks once), and under the person's lock, which an acceptance takes too.
+ */
+function disclosureColumn(plans: readonly AdvanceReadPlan[]) {
+  const everyone = plans.some((plan) => plan.discloseIn === undefined);
+  const states = [...new Set(plans.flatMap((plan) => plan.discloseIn ?? []))];
+  const document = currentDocumentSql(
+    sql`trim(pe.state_of_residence)`,
+    sql`r.started_at`,
+    sql`(${everyone}::boolean or trim(pe.state_of_residence) = any(${states}::text[]))`,
+  );
+  return sql`(select json_build_object('id', cd.id, 'version', cd.version, 'title', cd.title,
+      'acceptedAt', (select da.accepted_at from disclosure_acceptances da
+        where da.person_id = pe.id and da.document_id = cd.id))
+    from (${document}) cd)`;
+}
+
+/** The disclosure of one advance again, whatever its state: the rules changed since the plan was made. */
+export async function rereadDisclosure(
+  runner: Compiler,
+  plan: AdvanceReadPlan,
+): Promise<DisclosureRead | undefined> {
+  const { rows } = await runner.executeQuery<{ disclosure: DisclosureRead | null }>(
+    sql`select ${disclosureColumn([{ ...plan, discloseIn: undefined }])} as disclosure
+      from ${plansTable([plan])} join people pe on pe.id = r.person_id`.compile(runner),
+  );
+  return rows[0]?.disclosure ?? undefined;
 }
 
 /** What an advance may take, read under the person's lock. */
