@@ -434,6 +434,22 @@ export interface DisclosureAcceptancesTable {
   accepted_at: RequiredTimestamp;
 }
 
+export interface TransferDisclosuresTable {
+  transfer_id: string;
+  amount_minor: number;
+  fee_minor: number;
+  received_minor: number;
+  currency: string;
+  destination_account_id: string;
+  schedule: string;
+  expected_on: ColumnType<string, string, string>;
+  debit_on: ColumnType<string, string, string>;
+  document_id: string | null;
+  document_version: number | null;
+  acknowledged_at: Date | null;
+  created_at: RequiredTimestamp;
+}
+
 export interface DB {
   app_settings: AppSettingsTable;
   organizations: OrganizationsTable;
@@ -472,4 +488,5 @@ export interface DB {
   compliance_rule_overrides: ComplianceRuleOverridesTable;
   disclosure_documents: DisclosureDocumentsTable;
   disclosure_acceptances: DisclosureAcceptancesTable;
+  transfer_disclosures: TransferDisclosuresTable;
 }

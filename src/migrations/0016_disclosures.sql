@@ -42,3 +42,25 @@ INSERT INTO disclosure_documents (id, state, product, version, title, body, effe
  || 'next-business-day transfer to your bank account. No recourse: no suits, collections, credit reporting, interest '
  || 'or late fees. You may cancel at any time, without a fee. We give 30 days'' notice of any material change.',
  '2025-05-07T00:00:00Z', '2025-05-07T00:00:00Z');
+
+-- What was disclosed for each advance, written in its transaction: the figures the person was shown and the version
+-- of the disclosure they had accepted. Kept at least two years (WI, SC, IN keep records that long): no purge job may
+-- delete them earlier, and the foreign key, without a cascade, refuses the deletion of their transfer.
+CREATE TABLE transfer_disclosures (
+  transfer_id            uuid PRIMARY KEY REFERENCES transfers (id),
+  amount_minor           bigint NOT NULL,
+  fee_minor              bigint NOT NULL,
+  received_minor         bigint NOT NULL,
+  currency               text NOT NULL,
+  destination_account_id uuid NOT NULL,
+  schedule               text NOT NULL,
+  -- The day the money is expected: the rail's settlement day for the schedule (New York's banking calendar).
+  expected_on            date NOT NULL,
+  -- The payday of the paycheck the advance is funded from, which repays it (the first one when it spans two).
+  debit_on               date NOT NULL,
+  document_id            uuid REFERENCES disclosure_documents (id),
+  document_version       integer,
+  -- When the person acknowledged this request's own terms (Utah's data.meta.disclosure_acknowledged).
+  acknowledged_at        timestamptz,
+  created_at             timestamptz NOT NULL
+);

@@ -109,6 +109,7 @@ function fundedFrom(facts: AdvanceFacts, debited: number, feeBearing: number): A
     remaining_minor: 10_000,
     debited_minor: debited,
     fee_bearing_advances: feeBearing,
+    deposit_expected_at: '2026-03-20T13:00:00.000Z',
   };
   return { ...facts, money: { ...facts.money, fundable: [paycheck] } };
 }

@@ -7,6 +7,7 @@ import { GENERIC_PLANS } from '../../db/prepared-pool.ts';
 import type { DB } from '../../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
 import { withTransaction } from '../../db/transaction.ts';
+import { transferDisclosureOf } from '../../disclosures/transfer-disclosure.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import type { AppError } from '../../errors/app-error.ts';
 import type { KeyedWork, StoredResponse, WorkKind } from '../../idempotency/keyed-work.ts';
@@ -261,7 +262,23 @@ export class TransferService {
       destinationKind,
       submittedAt: now,
     });
-    return { view, write: { row, sources, movement, payment } };
+    const firstPaycheck = money.fundable.find((paycheck) => paycheck.id === shares[0]?.paycheckId);
+    if (!firstPaycheck)
+      throw new Error(`advance ${id}: its first funding paycheck is not among the fundable ones`);
+    const disclosure = transferDisclosureOf({
+      transferId: id,
+      amountMinor: request.amountMinor,
+      feeMinor: fee,
+      currency,
+      destinationId: destination.id,
+      schedule: request.schedule,
+      debitAt: new Date(firstPaycheck.deposit_expected_at),
+      timeZone: terms.policy.timeZone,
+      disclosure: facts.disclosure,
+      acknowledged: request.disclosureAcknowledged === true,
+      now,
+    });
+    return { view, write: { row, sources, movement, payment, disclosure } };
   }
 
   /**

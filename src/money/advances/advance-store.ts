@@ -70,6 +70,25 @@ export interface AdvanceWrite {
   movement: Movement;
   /** The instruction to the rail, sent after commit. */
   payment: OutboxMessage;
+  /** What was disclosed for it (transfer_disclosures). */
+  disclosure: TransferDisclosureRow;
+}
+
+/** A row of transfer_disclosures, as the advance writes it. */
+export interface TransferDisclosureRow {
+  transfer_id: string;
+  amount_minor: number;
+  fee_minor: number;
+  received_minor: number;
+  currency: string;
+  destination_account_id: string;
+  schedule: string;
+  expected_on: string;
+  debit_on: string;
+  document_id: string | null;
+  document_version: number | null;
+  acknowledged_at: Date | null;
+  created_at: Date;
 }
 
 function plansTable(plans: readonly AdvanceReadPlan[]) {
@@ -252,7 +271,13 @@ interface MoneyStateRow {
   recent_minor: number;
   twin: boolean;
   id_taken: boolean;
-  fundable: { id: string; remaining_minor: number; debited_minor: number; fee_bearing_advances: number }[];
+  fundable: {
+    id: string;
+    remaining_minor: number;
+    debited_minor: number;
+    fee_bearing_advances: number;
+    deposit_expected_at: string;
+  }[];
   month_fees_minor: number;
 }
 
@@ -291,12 +316,12 @@ function moneyStateStatement(
           and t.submitted_at > r.twin_since)) as twin,
       (r.client_id is not null and exists (select 1 from transfers t where t.id = r.client_id)) as id_taken,
       coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor,
-            'debited_minor', f.total_debited_minor,
+            'debited_minor', f.total_debited_minor, 'deposit_expected_at', f.deposit_expected_at,
             'fee_bearing_advances', (select count(distinct fs.transfer_id) from funding_sources fs
               where g.counted and fs.paycheck_id = f.id and (select t.fee_minor > 0 and t.status <> 'FAILED'
                 and t.origin_account_id is not null from transfers t where t.id = fs.transfer_id)))
           order by f.pay_period_starts_at, f.id)
-        from (select p.id, p.pay_period_starts_at, p.total_debited_minor,
+        from (select p.id, p.pay_period_starts_at, p.total_debited_minor, p.deposit_expected_at,
             p.accessible_minor - p.total_debited_minor as remaining_minor
           from paychecks p
           where p.job_id = o.job_id and p.status in ('ESTIMATED', 'PROCESSING')
@@ -341,6 +366,7 @@ function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyState | 
     remaining_minor: Number(p.remaining_minor),
     debited_minor: Number(p.debited_minor),
     fee_bearing_advances: Number(p.fee_bearing_advances),
+    deposit_expected_at: p.deposit_expected_at,
   }));
   return {
     balanceMinor: fundable.reduce((sum, paycheck) => sum + paycheck.remaining_minor, 0),
@@ -409,6 +435,8 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
   const sources = writes.flatMap((write) => write.sources);
   const source = <T>(pick: (source: FundingSourceRow) => T) => sources.map(pick);
   const paycheckIds = source((s) => s.paycheck_id);
+  const disclosed = <T>(pick: (row: TransferDisclosureRow) => T) =>
+    writes.map((write) => pick(write.disclosure));
   const stampOf = new Map(rows.map((r) => [r.id, r.submitted_at.toISOString()]));
   const debits = sql`unnest(${paycheckIds}::uuid[], ${source((s) => s.amount_minor)}::bigint[],
     ${source((s) => stampOf.get(s.transfer_id) ?? null)}::timestamptz[]) as d(id, amount, at)`;
@@ -437,6 +465,22 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
         total_debited_minor = p.total_debited_minor + (select sum(d.amount) from ${debits} where d.id = p.id),
         updated_at = (select max(d.at) from ${debits} where d.id = p.id)
       where p.id = any(${paycheckIds}::uuid[])),
+    disclosures_written as (insert into transfer_disclosures (transfer_id, amount_minor, fee_minor, received_minor,
+        currency, destination_account_id, schedule, expected_on, debit_on, document_id, document_version,
+        acknowledged_at, created_at)
+      select t.id, d.amount, d.fee, d.received, d.currency, d.destination_id, d.schedule, d.expected_on, d.debit_on,
+        d.document_id, d.document_version, d.acknowledged_at, d.created_at
+      from unnest(${disclosed((d) => d.transfer_id)}::uuid[], ${disclosed((d) => d.amount_minor)}::bigint[],
+          ${disclosed((d) => d.fee_minor)}::bigint[], ${disclosed((d) => d.received_minor)}::bigint[],
+          ${disclosed((d) => d.currency)}::text[], ${disclosed((d) => d.destination_account_id)}::uuid[],
+          ${disclosed((d) => d.schedule)}::text[], ${disclosed((d) => d.expected_on)}::date[],
+          ${disclosed((d) => d.debit_on)}::date[], ${disclosed((d) => d.document_id)}::uuid[],
+          ${disclosed((d) => d.document_version)}::integer[],
+          ${disclosed((d) => d.acknowledged_at?.toISOString() ?? null)}::timestamptz[],
+          ${disclosed((d) => d.created_at.toISOString())}::timestamptz[])
+          as d(transfer_id, amount, fee, received, currency, destination_id, schedule, expected_on, debit_on,
+            document_id, document_version, acknowledged_at, created_at)
+        join transfer_written t on t.id = d.transfer_id),
     ${ctes},
     ${outboxWrites(writes.map((write) => write.payment))}
     select count(*)::integer as written from transfer_written`.compile(db);
