@@ -25,7 +25,102 @@ export function disclosureExamples(
       },
     },
   };
+  const utahV2 = {
+    type: 'disclosures',
+    id: '7e1d2c3b-4a5f-4e6d-8c7b-9a0f1e2d3c4b',
+    attributes: {
+      state: 'UT',
+      product: 'ODP',
+      version: 2,
+      title: 'Utah earned wage access terms',
+      body: 'Before each request you will see its terms. A free option is always offered. No suits, collections, credit reporting, interest or late fees. Cancel at any time.',
+      effective_from: '2026-04-10T06:00:00.000Z',
+      published_at: '2026-03-11T15:30:00.000Z',
+    },
+  };
   return {
+    // GET /admin/disclosures
+    adminListDisclosures: {
+      answer: {
+        data: [
+          {
+            type: 'disclosures',
+            id: DEFAULT_DOCUMENT,
+            attributes: {
+              state: null,
+              product: 'ODP',
+              version: 1,
+              title: 'Earned wage access terms',
+              body: 'You may receive part of the wages you have already earned before payday. …',
+              effective_from: '2024-01-01T00:00:00.000Z',
+              published_at: '2024-01-01T00:00:00.000Z',
+            },
+          },
+          utahV2,
+        ],
+      },
+      errors: {
+        '400': error(
+          'INVALID_PARAMETERS',
+          'filter[state] must be the two-letter code of a US state or DC (got "XX").',
+          {
+            parameter: 'filter[state]',
+          },
+        ),
+      },
+    },
+    // POST /admin/disclosures
+    adminPublishDisclosure: {
+      request: {
+        data: {
+          type: 'disclosures',
+          attributes: {
+            state: 'UT',
+            title: 'Utah earned wage access terms',
+            body: utahV2.attributes.body,
+            effective_from: '2026-04-10T06:00:00Z',
+          },
+        },
+      },
+      answer: { data: utahV2 },
+      errors: {
+        '400': error('INVALID_PARAMETERS', 'title must be 1 to 200 characters.', {
+          pointer: '/data/attributes/title',
+        }),
+      },
+    },
+    // GET /admin/transfers/{transfer_id}/disclosure
+    adminReadTransferDisclosure: {
+      answer: {
+        data: {
+          type: 'transfer_disclosures',
+          id: '0eac8d87-1e1b-47ad-a663-3544c145abdf',
+          attributes: {
+            amount: 1500,
+            fee: 0,
+            amount_received: 1500,
+            currency: 'USD',
+            destination_account_id: '6b0d9b58-7a78-4308-812b-aad355248c08',
+            schedule: 'NEXT_BUSINESS_DAY',
+            expected_on: '2026-03-12',
+            debit_on: '2026-03-20',
+            disclosure_id: 'd15c1051-0000-4000-8000-000000000002',
+            disclosure_version: 1,
+            acknowledged_at: '2026-03-11T15:30:00.000Z',
+            created_at: '2026-03-11T15:30:00.000Z',
+          },
+        },
+      },
+      errors: {
+        '400': error('INVALID_PARAMETERS', 'transfer_id must be a UUID (got "nope").', {
+          parameter: 'transfer_id',
+        }),
+        '404': error(
+          'RECORD_NOT_FOUND',
+          'No disclosure is recorded for transfer 182d55a6-49a9-4e7d-abf9-85f35847c580.',
+        ),
+      },
+    },
     // GET /rest/people/{person_id}/disclosures
     listPersonDisclosures: {
       answer: {

@@ -204,6 +204,13 @@ export async function buildRestWorld(t: TestContext): Promise<RestWorld> {
           },
         }),
     ],
+    // A new version of Wyoming's document: no rule of Wyoming's asks for it, so the fuzzed worker is unaffected.
+    'POST /admin/disclosures': [
+      async () =>
+        json({
+          data: { type: 'disclosures', attributes: { state: 'WY', title: 'Fuzz', body: 'Fuzz terms.' } },
+        }),
+    ],
     'POST /cards/generic': [async () => json(TEST_CARD)],
   };
 
