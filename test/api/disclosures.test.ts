@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { lockPeople } from '../../src/db/lock-order.ts';
+import { withTransaction } from '../../src/db/transaction.ts';
 import { publishDocument } from '../../src/disclosures/document-store.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import {
@@ -9,6 +11,7 @@ import {
   type PaidWorker,
   postTransfer,
 } from '../helpers/money.ts';
+import { onPostgres } from '../helpers/test-database.ts';
 
 /**
  * Disclosures through HTTP: a person of a state whose rules ask for a disclosure before the first advance is
@@ -240,4 +243,44 @@ test('an acceptance racing two advances: each advance sees it or not, never half
     } else assert.equal(answer.code, 'DISCLOSURE_REQUIRED');
   }
   assert.equal((await advance(app, worker, { amount: 2002 })).status, 200);
+});
+
+test('an advance that waits for the person lock sees the acceptance committed meanwhile, and one before it does not', {
+  skip: !onPostgres && 'the embedded database runs one transaction at a time, so no advance waits for a lock',
+}, async (t) => {
+  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
+  const worker = await workerIn(app, 'KS');
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked!: () => void;
+  const lockTaken = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  // An acceptance in flight: the person's lock taken, the row written, not committed yet.
+  const acceptance = withTransaction(app.database.db, async (tx) => {
+    await lockPeople(tx, [worker.personId]);
+    await tx
+      .insertInto('disclosure_acceptances')
+      .values({
+        id: crypto.randomUUID(),
+        person_id: worker.personId,
+        document_id: DEFAULT_DOCUMENT,
+        version: 1,
+        client_id: null,
+        ip_address: null,
+        accepted_at: FIXED_NOW,
+      })
+      .execute();
+    locked();
+    await held;
+  });
+  await lockTaken;
+  const waiting = advance(app, worker, { amount: 2000 });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  release();
+  await acceptance;
+  const answer = await waiting;
+  assert.equal(answer.status, 200, answer.response.body);
 });
