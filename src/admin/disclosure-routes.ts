@@ -1,17 +1,26 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/database.ts';
+import { PAGE_KEY } from '../db/keyset-page.ts';
 import {
   checkPublication,
   type DisclosureDocument,
   documentAttributes,
 } from '../disclosures/disclosure-document.ts';
-import { listDocuments, publishDocument } from '../disclosures/document-store.ts';
+import { DOCUMENT_LIST_ORDER, listDocuments, publishDocument } from '../disclosures/document-store.ts';
 import { readTransferDisclosure } from '../disclosures/transfer-disclosure-store.ts';
 import { isUsState } from '../domain/us-states.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
+import {
+  PAGINATED,
+  pageLinks,
+  pageLinksSchema,
+  pageOf,
+  pageQueryProperties,
+  readPage,
+} from '../platform/pagination.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { DisclosureAttributes } from '../resources/disclosures/routes.ts';
 import { pointingAt } from './input-errors.ts';
@@ -65,9 +74,9 @@ function resource(document: DisclosureDocument) {
 }
 
 /** The operator's disclosure documents (what `ewa disclosures` does) and what each advance disclosed. */
-export const adminDisclosureRoutes: FastifyPluginAsync<{ db: Db; now: () => Date }> = async (
+export const adminDisclosureRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () => Date }> = async (
   app,
-  { db, now },
+  { db, baseUrl, now },
 ) => {
   app.get(
     '/admin/disclosures',
@@ -75,17 +84,18 @@ export const adminDisclosureRoutes: FastifyPluginAsync<{ db: Db; now: () => Date
       config: { security: OPERATOR.config },
       schema: {
         operationId: 'adminListDisclosures',
+        ...PAGINATED,
         tags,
         summary: 'The disclosure documents, every version',
         description:
           'The default document (state null) first, then by state and version. filter[state] keeps one state.',
         security: OPERATOR.openApi,
         querystring: Type.Object(
-          { 'filter[state]': Type.Optional(Type.String({ maxLength: 100 })) },
+          { 'filter[state]': Type.Optional(Type.String({ maxLength: 100 })), ...pageQueryProperties() },
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({ data: Type.Array(DocumentResource) }),
+          200: Type.Object({ data: Type.Array(DocumentResource), links: pageLinksSchema() }),
           ...errorResponses(400, 401, 403, 406, 500),
         },
       },
@@ -97,7 +107,15 @@ export const adminDisclosureRoutes: FastifyPluginAsync<{ db: Db; now: () => Date
           detail: `filter[state] must be the two-letter code of a US state or DC (got "${state}").`,
           source: { parameter: 'filter[state]' },
         });
-      return { data: (await listDocuments(db, state)).map(resource) };
+      const page = readPage(request.query as Record<string, unknown>, DOCUMENT_LIST_ORDER);
+      const { items, next } = pageOf(
+        await listDocuments(db, state, page),
+        page,
+        DOCUMENT_LIST_ORDER,
+        { baseUrl, path: '/admin/disclosures', requestUrl: request.url },
+        (row) => [row[PAGE_KEY], row.id],
+      );
+      return { data: items.map(resource), ...pageLinks(next) };
     },
   );
 

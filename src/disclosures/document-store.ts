@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import {
+  afterSql,
+  fetchSize,
+  type ListOrder,
+  orderSql,
+  PAGE_KEY,
+  type Page,
+  pageKeySql,
+} from '../db/keyset-page.ts';
 import type { DB } from '../db/schema.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { DISCLOSURE_PRODUCT, type DisclosureDocument, type Publication } from './disclosure-document.ts';
@@ -36,15 +45,27 @@ export async function findDocument(db: Kysely<DB>, id: string): Promise<Disclosu
     | undefined;
 }
 
-/** Every version, the default document first, then by state and version. */
-export async function listDocuments(db: Kysely<DB>, state?: string): Promise<DisclosureDocument[]> {
-  let query = db.selectFrom('disclosure_documents').selectAll();
+/** The operator's list: every version in the order published; a page of it when `page` is given. */
+export const DOCUMENT_LIST_ORDER: ListOrder = {
+  list: 'disclosures',
+  key: { column: 'disclosure_documents.published_at', type: 'timestamptz' },
+  id: 'disclosure_documents.id',
+};
+
+export async function listDocuments(
+  db: Kysely<DB>,
+  state?: string,
+  page?: Page,
+): Promise<(DisclosureDocument & { [PAGE_KEY]: string })[]> {
+  let query = db
+    .selectFrom('disclosure_documents')
+    .selectAll()
+    .select(pageKeySql(DOCUMENT_LIST_ORDER).as(PAGE_KEY))
+    .where(afterSql(DOCUMENT_LIST_ORDER, page));
   if (state !== undefined) query = query.where('state', '=', state);
-  return (await query
-    .orderBy(sql`state nulls first`)
-    .orderBy('version')
-    .orderBy('id')
-    .execute()) as DisclosureDocument[];
+  query = query.orderBy(orderSql(DOCUMENT_LIST_ORDER));
+  if (page) query = query.limit(fetchSize(page));
+  return (await query.execute()) as (DisclosureDocument & { [PAGE_KEY]: string })[];
 }
 
 /**

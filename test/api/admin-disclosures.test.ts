@@ -102,3 +102,30 @@ test('bad input on /admin/disclosures is 400 naming the field, never 500; an unk
   const unknown = await call('GET', '/admin/transfers/182d55a6-49a9-4e7d-abf9-85f35847c580/disclosure');
   assert.equal(unknown.statusCode, 404);
 });
+
+test('GET /admin/disclosures pages in the order published: page[size], links.next, a bad cursor is 400', async (t) => {
+  const { call } = await operator(t);
+  // The tests of this file share one database: count what was there before.
+  const before = (await call('GET', '/admin/disclosures')).json().data.length;
+  for (const title of ['One', 'Two'])
+    assert.equal(
+      (await call('POST', '/admin/disclosures', publication({ state: 'WY', title, body: title }))).statusCode,
+      201,
+    );
+  const all = await call('GET', '/admin/disclosures');
+  const ids = all.json().data.map((d: { id: string }) => d.id);
+  assert.equal(ids.length, before + 2, 'two of Wyoming more');
+  assert.equal(all.json().links, undefined);
+  const seen: string[] = [];
+  let url: string | undefined = '/admin/disclosures?page[size]=3';
+  while (url) {
+    const page = await call('GET', url.replace('https://api.ewa.test', ''));
+    assert.equal(page.statusCode, 200, page.body);
+    seen.push(...page.json().data.map((d: { id: string }) => d.id));
+    url = page.json().links?.next;
+  }
+  assert.deepEqual(seen, ids);
+  const bad = await call('GET', '/admin/disclosures?page[after]=nope');
+  assert.equal(bad.statusCode, 400);
+  assert.equal(firstError(bad).source?.parameter, 'page[after]');
+});
