@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { sql } from 'kysely';
+import { setRule } from '../../src/compliance/rule-store.ts';
+import { stateRules } from '../../src/compliance/state-rules.ts';
 import { lockPeople } from '../../src/db/lock-order.ts';
 import { withTransaction } from '../../src/db/transaction.ts';
 import { publishDocument } from '../../src/disclosures/document-store.ts';
@@ -283,4 +286,35 @@ test('an advance that waits for the person lock sees the acceptance committed me
   await acceptance;
   const answer = await waiting;
   assert.equal(answer.status, 200, answer.response.body);
+});
+
+test("a disclosure rule added by the operator applies from the next advance, though the process's reads left its state out", async (t) => {
+  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
+  t.after(async () => {
+    await app.database.db.deleteFrom('compliance_rule_overrides').execute();
+    await sql`update app_settings set value = to_jsonb((value #>> '{}')::bigint + 1)
+      where key = 'compliance_rules_version'`.execute(app.database.db);
+  });
+  const worker = await workerIn(app, 'NY');
+  // The process has read the rules: New York is not among the states whose disclosure it reads.
+  assert.equal((await advance(app, worker, { amount: 2000 })).status, 200);
+  await setRule(
+    app.database.db,
+    stateRules(),
+    'NY-DISCLOSURE',
+    {
+      state: 'NY',
+      kind: 'DISCLOSURE_BEFORE_FIRST_TRANSFER',
+      params: {},
+      effective_from: '2025-01-01',
+      source: 'Operator decision',
+    },
+    'test',
+  );
+  const refused = await advance(app, worker, { amount: 2001 });
+  assert.equal(refused.code, 'DISCLOSURE_REQUIRED');
+  // Read again under the lock once the newer rules asked for it: the document is named, not missing.
+  assert.match(firstError(refused.response).detail as string, new RegExp(DEFAULT_DOCUMENT));
+  assert.equal((await accept(worker, DEFAULT_DOCUMENT)).statusCode, 201);
+  assert.equal((await advance(app, worker, { amount: 2001 })).status, 200);
 });
