@@ -29,6 +29,7 @@ import { RevocationList } from './platform/revocations.ts';
 import { securityHeadersPlugin } from './platform/security-headers.ts';
 import type { PaymentRail } from './rails/payment-rail.ts';
 import { accountRoutes } from './resources/accounts/routes.ts';
+import { disclosureRoutes } from './resources/disclosures/routes.ts';
 import { healthRoutes } from './resources/health/routes.ts';
 import { jobRoutes } from './resources/jobs/routes.ts';
 import { organizationRoutes } from './resources/organizations/routes.ts';
@@ -181,6 +182,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     sandbox,
   });
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
+  await api.register(disclosureRoutes, { db, now: moneyNow });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(paycheckRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(accountRoutes, {

@@ -8,6 +8,7 @@ import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
 import { complianceCommands } from './compliance.ts';
+import { disclosureCommands } from './disclosures.ts';
 import { earningsCommands } from './earnings.ts';
 import { jobCommands } from './jobs.ts';
 import { keysRotateCommand } from './keys.ts';
@@ -34,6 +35,7 @@ export const COMMANDS: readonly Command[] = [
   ...sandboxCommands,
   ...webhookCommands,
   ...complianceCommands,
+  ...disclosureCommands,
   keysRotateCommand,
   tokensIssueCommand,
 ];

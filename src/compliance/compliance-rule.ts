@@ -6,8 +6,7 @@ import { InputError } from '../errors/input-error.ts';
  * overrides (rule-store.ts) both hold rules of this shape, and both go through `checkRule`, so an override can be
  * nothing the file could not be. Money is integer minor units, like every amount of this server.
  *
- * Kinds still to come, with the disclosures work: DISCLOSURE_BEFORE_AGREEMENT, DISCLOSURE_AT_EACH_REQUEST (UT),
- * TIP_SCREEN_ZERO_OPTION (NV, WI). They are not accepted until something enforces them.
+ * A kind still to come: TIP_SCREEN_ZERO_OPTION (NV, WI). It is not accepted until something enforces it.
  */
 export const RULE_KINDS = [
   'FEE_CAP_PER_ADVANCE',
@@ -16,6 +15,8 @@ export const RULE_KINDS = [
   'AMOUNT_LIMIT_PER_PERIOD',
   'FEE_BEARING_ADVANCES_PER_PERIOD',
   'NO_SERVICE',
+  'DISCLOSURE_BEFORE_FIRST_TRANSFER',
+  'DISCLOSURE_AT_EACH_REQUEST',
 ] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 
@@ -33,6 +34,10 @@ export interface RuleParams {
   AMOUNT_LIMIT_PER_PERIOD: { less_than_minor: number };
   FEE_BEARING_ADVANCES_PER_PERIOD: { max_advances: number };
   NO_SERVICE: { reason: string };
+  /** The current disclosure document (disclosures/) must be accepted before an advance. */
+  DISCLOSURE_BEFORE_FIRST_TRANSFER: Record<string, never>;
+  /** Each advance must carry the person's acknowledgement of its own terms (meta.disclosure_acknowledged). */
+  DISCLOSURE_AT_EACH_REQUEST: Record<string, never>;
 }
 
 interface RuleOf<K extends RuleKind> {
@@ -196,6 +201,8 @@ function checkParams(kind: RuleKind, params: unknown): ComplianceRule['params'] 
       only('max_fees_minor');
       return { max_fees_minor: money('max_fees_minor', given.max_fees_minor) };
     case 'FREE_OPTION_REQUIRED':
+    case 'DISCLOSURE_BEFORE_FIRST_TRANSFER':
+    case 'DISCLOSURE_AT_EACH_REQUEST':
       only();
       return {};
     case 'AMOUNT_LIMIT_PER_PERIOD':

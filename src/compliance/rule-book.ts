@@ -33,6 +33,18 @@ export class RuleBook {
     return { version: this.#cached.version, states: [...new Set(states)] };
   }
 
+  /**
+   * The states with a DISCLOSURE_BEFORE_FIRST_TRANSFER rule, by the rules as last read; undefined before any read.
+   * An advance reads the disclosure and its acceptance only for people of these states (see countingStates).
+   */
+  disclosureStates(): string[] | undefined {
+    if (!this.#cached) return undefined;
+    const states = this.#cached.rules
+      .filter((rule) => rule.kind === 'DISCLOSURE_BEFORE_FIRST_TRANSFER')
+      .map((rule) => rule.state);
+    return [...new Set(states)];
+  }
+
   /** The enabled rules as of `version` (the counter the caller read); reloaded with `runner` when it moved. */
   async at(runner: Kysely<DB>, version: number): Promise<readonly ComplianceRule[]> {
     if (this.#cached?.version === version) return this.#cached.rules;

@@ -19,8 +19,8 @@ import type { Tx } from './transaction.ts';
  *   2. people, in id order, FOR UPDATE (lockPeople below): every transaction that moves a person's money
  *      (advances, earnings credits, payroll, settlement) and every writer of what an advance or a sign-up reads
  *      about a person: their jobs (PATCH /rest/jobs, operator activation, roster import), their accounts (DELETE
- *      /rest/accounts/{id}; adding one), their details (PATCH /rest/people, roster import), their password
- *      (sign-up).
+ *      /rest/accounts/{id}; adding one), their details (PATCH /rest/people, roster import), their acceptance of a
+ *      disclosure (POST /rest/people/{id}/disclosure_acceptances), their password (sign-up).
  *   3. then that person's own rows the transaction changes (jobs, accounts, paychecks, transfers), and the card
  *      number's advisory lock of a card being added. Jobs and accounts are locked only under their person's lock.
  * A transaction that needs no lock of a level skips it. The idempotency keys' advisory locks are only tried, never

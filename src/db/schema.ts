@@ -413,6 +413,43 @@ export interface ComplianceRuleOverridesTable {
   changed_at: Timestamp;
 }
 
+export interface DisclosureDocumentsTable {
+  id: string;
+  state: string | null;
+  product: Generated<string>;
+  version: number;
+  title: string;
+  body: string;
+  effective_from: RequiredTimestamp;
+  published_at: RequiredTimestamp;
+}
+
+export interface DisclosureAcceptancesTable {
+  id: string;
+  person_id: string;
+  document_id: string;
+  version: number;
+  client_id: string | null;
+  ip_address: string | null;
+  accepted_at: RequiredTimestamp;
+}
+
+export interface TransferDisclosuresTable {
+  transfer_id: string;
+  amount_minor: number;
+  fee_minor: number;
+  received_minor: number;
+  currency: string;
+  destination_account_id: string;
+  schedule: string;
+  expected_on: ColumnType<string, string, string>;
+  debit_on: ColumnType<string, string, string>;
+  document_id: string | null;
+  document_version: number | null;
+  acknowledged_at: Date | null;
+  created_at: RequiredTimestamp;
+}
+
 export interface DB {
   app_settings: AppSettingsTable;
   organizations: OrganizationsTable;
@@ -449,4 +486,7 @@ export interface DB {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   compliance_rule_overrides: ComplianceRuleOverridesTable;
+  disclosure_documents: DisclosureDocumentsTable;
+  disclosure_acceptances: DisclosureAcceptancesTable;
+  transfer_disclosures: TransferDisclosuresTable;
 }

@@ -4,6 +4,7 @@ import type { ErrorCode } from '../errors/catalog.ts';
 import { type ErrorDocument, errorDocument } from '../errors/error-document.ts';
 import { CARD_PRODUCT_KEY } from '../resources/people/serialize.ts';
 import { complianceExamples } from './openapi-compliance-examples.ts';
+import { disclosureExamples } from './openapi-disclosure-examples.ts';
 
 /**
  * The examples of the OpenAPI document, by operationId: the request body an operation reads, the body of its
@@ -102,6 +103,7 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
     errorExample(baseUrl, code, detail, source);
   return {
     ...complianceExamples(base, error),
+    ...disclosureExamples(error),
     // GET /rest/health
     getHealth: { answer: { status: 'UP', version: packageJson.version } },
     // GET /rest/organizations

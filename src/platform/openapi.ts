@@ -131,7 +131,8 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
           'resources. Send `Service-API-Version: 3` (optional). Errors are JSON:API error documents; every ' +
           `code is listed at ${options.baseUrl}/rest/errors. A request body member an operation does not list is ` +
           "refused (400 INVALID_PARAMETERS, naming it); JSON:API's meta, at the top of the document and on the " +
-          'resource object, is accepted and ignored.',
+          'resource object, is accepted and ignored (but for `meta.disclosure_acknowledged` of a transfer, an ' +
+          'extension: docs/integrators/disclosures.md).',
       },
       servers: [{ url: options.baseUrl }],
       // In the reference page's order: the published resources, then this server's extensions.
@@ -152,6 +153,12 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
             'An extension of the published API: webhook endpoints of the calling client, their signing secrets, ' +
             'delivery log and redelivery. Deliveries follow the Standard Webhooks scheme (webhook-id, ' +
             'webhook-timestamp, webhook-signature).',
+        },
+        {
+          name: 'Disclosures',
+          description:
+            'An extension of the published API: the disclosure documents a person must accept before an advance ' +
+            "where their state's law asks for it, and their acceptances (docs/integrators/disclosures.md).",
         },
         {
           name: 'Operator',

@@ -21,6 +21,9 @@ const DEMO_TABLES = [
   'ledger_postings',
   'ledger_accounts',
   'funding_sources',
+  // The sandbox's own made-up records: the two-year retention of transfer_disclosures is for real ones.
+  'transfer_disclosures',
+  'disclosure_acceptances',
   'transfers',
   'earnings',
   'paychecks',

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
+import { acceptDisclosures } from '../helpers/disclosures.ts';
 import { advanceBody, createPaidWorker, firstError, postTransfer } from '../helpers/money.ts';
 import { clientToken, createTestClient } from '../helpers/tokens.ts';
 
@@ -74,6 +75,7 @@ test('POST, PATCH, DELETE: an override applies to the next advance, who made it 
     .set({ state_of_residence: 'CT' })
     .where('id', '=', worker.personId)
     .execute();
+  await acceptDisclosures(worker);
   const advance = async () =>
     postTransfer(app, worker.token, advanceBody(worker, { amount: 1000, preview: true }));
   assert.equal((await advance()).statusCode, 200);

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { setRule, switchRule } from '../../src/compliance/rule-store.ts';
 import { stateRules } from '../../src/compliance/state-rules.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { acceptDisclosures } from '../helpers/disclosures.ts';
 import {
   advanceBody,
   advancesOf,
@@ -56,6 +57,8 @@ async function livesIn(app: TestApp, worker: PaidWorker, state: string) {
     .set({ state_of_residence: state })
     .where('id', '=', worker.personId)
     .execute();
+  // The disclosures a state asks for are accepted: these tests are about its other rules (test/api/disclosures.test.ts).
+  await acceptDisclosures(worker);
 }
 
 async function advance(app: TestApp, worker: PaidWorker, attributes: Record<string, unknown>) {

@@ -129,6 +129,9 @@ test('the operator API is in the document: every /admin operation with its id, t
     ['get', '/admin/compliance/rules/{rule_id}', 'adminReadComplianceRule'],
     ['patch', '/admin/compliance/rules/{rule_id}', 'adminUpdateComplianceRule'],
     ['delete', '/admin/compliance/rules/{rule_id}', 'adminRemoveComplianceOverride'],
+    ['get', '/admin/disclosures', 'adminListDisclosures'],
+    ['post', '/admin/disclosures', 'adminPublishDisclosure'],
+    ['get', '/admin/transfers/{transfer_id}/disclosure', 'adminReadTransferDisclosure'],
   ] as const;
   for (const [method, path, operationId] of operations) {
     const operation = document.paths[path]?.[method];
@@ -266,4 +269,27 @@ test("the reference page's Authorize uses PKCE, with the public demo client pref
     /ui\.initOAuth\(\{"usePkceWithAuthorizationCodeGrant":true,"clientId":"demo-partner-mobile"\}\)/,
   );
   assert.match(script.body, /"layout":"BaseLayout"/, 'no swagger-ui top bar');
+});
+
+test('the disclosure operations are in the document as an extension, tagged Disclosures', async (t) => {
+  const { api } = await buildTestApp(t);
+  const document = (await api.inject({ url: '/rest/openapi.json' })).json();
+  const tag = document.tags.find((candidate: { name: string }) => candidate.name === 'Disclosures');
+  assert.match(tag?.description ?? '', /extension/);
+  for (const [method, path, operationId, scope] of [
+    ['get', '/rest/people/{person_id}/disclosures', 'listPersonDisclosures', 'user:read'],
+    ['post', '/rest/people/{person_id}/disclosure_acceptances', 'acceptDisclosure', 'user:read_write'],
+  ] as const) {
+    const operation = document.paths[path]?.[method];
+    assert.equal(operation?.operationId, operationId);
+    assert.deepEqual(operation.tags, ['Disclosures']);
+    assert.deepEqual(operation.security, [{ oauth_user_token: [scope] }]);
+    assert.match(operation.description, /extension/i);
+  }
+  const transfer =
+    document.paths['/rest/transfers'].post.requestBody.content['application/vnd.api+json'].schema;
+  assert.ok(
+    transfer.properties.data.properties.meta.properties.disclosure_acknowledged,
+    'the acknowledgement',
+  );
 });

@@ -460,6 +460,7 @@ test('the OpenAPI document shows page[size] and page[after] on every list, as an
     '/admin/organizations',
     '/admin/webhook_endpoints',
     '/admin/webhook_endpoints/{endpoint_id}/deliveries',
+    '/admin/disclosures',
   ];
   for (const path of lists) {
     const operation = document.paths[path].get;

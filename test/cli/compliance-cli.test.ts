@@ -21,6 +21,7 @@ test('compliance list: the file, one state, the rules of a day, as text and JSON
   const ct = (await ewa(env, 'compliance', 'list', '--state', 'CT', '--json')).json() as RuleJson[];
   assert.deepEqual(ct.map((rule) => rule.kind).sort(), [
     'AMOUNT_LIMIT_PER_PERIOD',
+    'DISCLOSURE_BEFORE_FIRST_TRANSFER',
     'FEE_BEARING_ADVANCES_PER_PERIOD',
     'FEE_CAP_PER_ADVANCE',
     'FEE_CAP_PER_MONTH',
@@ -30,7 +31,7 @@ test('compliance list: the file, one state, the rules of a day, as text and JSON
   const before = await ewa(env, 'compliance', 'list', '--state', 'CT', '--on', '2025-09-30', '--json');
   assert.deepEqual(before.json(), []);
   const on = await ewa(env, 'compliance', 'list', '--state', 'CT', '--on', '2025-10-01', '--json');
-  assert.equal((on.json() as RuleJson[]).length, 5);
+  assert.equal((on.json() as RuleJson[]).length, 6);
   const text = await ewa(env, 'compliance', 'list', '--state', 'MD');
   assert.equal(text.code, 0);
   assert.match(text.stdout, /MD-FEE-CAP-ADVANCE +MD {2}FEE_CAP_PER_ADVANCE/);

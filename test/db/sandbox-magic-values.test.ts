@@ -9,6 +9,7 @@ import { ADVANCE_CHECKS } from '../../src/money/advances/advance-checks.ts';
 import { SANDBOX_FAILURE_AMOUNTS, SANDBOX_RETURN_AMOUNTS } from '../../src/rails/sandbox-rail.ts';
 import { DEMO } from '../../src/seed/demo.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
+import { acceptDisclosures } from '../helpers/disclosures.ts';
 import { restClient } from '../helpers/factories.ts';
 import { addBankAccount, addCardAccount, type PaidWorker } from '../helpers/money.ts';
 import { demoWorker, SEEDED_AT, seedDemo } from '../helpers/sandbox-world.ts';
@@ -224,6 +225,18 @@ const SCENARIOS: Record<string, (world: World) => Promise<string[]>> = {
     const emery = await worker('Emery');
     return [await refusal(app, emery, advanceBody(emery))];
   },
+  async DISCLOSURE_REQUIRED({ app, worker }) {
+    // No demo person lives in a state that asks for a disclosure: Emery moves to Utah.
+    const emery = await worker('Emery');
+    const moved = await emery.api.patch(`/rest/people/${emery.personId}`, {
+      data: { type: 'people', id: emery.personId, attributes: { state_of_residence: 'UT' } },
+    });
+    assert.equal(moved.statusCode, 200, moved.body);
+    const before = await refusal(app, emery, advanceBody(emery));
+    await acceptDisclosures(emery);
+    const unacknowledged = await refusal(app, emery, advanceBody(emery));
+    return [before, unacknowledged];
+  },
   async INVALID_DIRECT_DEPOSIT_STATUS(world) {
     const robin = await importedWorker(world);
     robin.depositoryId = await addBankAccount(robin, '000123456789');
@@ -294,6 +307,7 @@ const SCENARIOS: Record<string, (world: World) => Promise<string[]>> = {
       data: { type: 'people', id: robin.personId, attributes: { state_of_residence: 'MD' } },
     });
     assert.equal(moved.statusCode, 200, moved.body);
+    await acceptDisclosures(robin);
     const byState = await refusal(world.app, robin, body);
     await removeOverride(world.app.database.db, stateRules(), 'MD-FEE-CAP-ADVANCE');
     return [byPolicy, byState];

@@ -62,6 +62,19 @@ test('an override made by the CLI applies at once in two server processes on one
     .set({ state_of_residence: 'CT' })
     .where('id', '=', worker.personId)
     .execute();
+  // Connecticut asks for a disclosure first (test/api/disclosures.test.ts): the worker accepted the default one.
+  await world.db
+    .insertInto('disclosure_acceptances')
+    .values({
+      id: randomUUID(),
+      person_id: worker.personId,
+      document_id: 'd15c1051-0000-4000-8000-000000000001',
+      version: 1,
+      client_id: null,
+      ip_address: null,
+      accepted_at: new Date(),
+    })
+    .execute();
 
   // Both processes have read the rules once.
   assert.deepEqual(await previewOnEach(urls, worker), ['OK', 'OK']);

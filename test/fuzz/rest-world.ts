@@ -192,6 +192,25 @@ export async function buildRestWorld(t: TestContext): Promise<RestWorld> {
     'PATCH /admin/compliance/rules/{rule_id}': [
       async () => json({ data: { type: 'compliance_rules', attributes: { enabled: true } } }),
     ],
+    // The fuzzed worker lives in New York, which asks for no disclosure: a valid body, refused on its merits.
+    'POST /rest/people/{person_id}/disclosure_acceptances': [
+      async () =>
+        json({
+          data: {
+            type: 'disclosure_acceptances',
+            relationships: {
+              disclosure: { data: { type: 'disclosures', id: 'd15c1051-0000-4000-8000-000000000001' } },
+            },
+          },
+        }),
+    ],
+    // A new version of Wyoming's document: no rule of Wyoming's asks for it, so the fuzzed worker is unaffected.
+    'POST /admin/disclosures': [
+      async () =>
+        json({
+          data: { type: 'disclosures', attributes: { state: 'WY', title: 'Fuzz', body: 'Fuzz terms.' } },
+        }),
+    ],
     'POST /cards/generic': [async () => json(TEST_CARD)],
   };
 

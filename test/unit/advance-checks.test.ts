@@ -14,6 +14,7 @@ import type { OrganizationPolicy } from '../../src/operator/organization-policy.
 const PERSON = '11111111-1111-4111-8111-111111111111';
 const ORIGIN = '22222222-2222-4222-8222-222222222222';
 const BANK = '33333333-3333-4333-8333-333333333333';
+const DOCUMENT = '77777777-7777-4777-8777-777777777777';
 
 const POLICY: OrganizationPolicy = {
   currency: 'USD',
@@ -64,6 +65,7 @@ function passing(): AdvanceFacts {
       amountMinor: 5_000,
       currency: 'USD',
       schedule: 'NEXT_BUSINESS_DAY',
+      preview: false,
     },
     personId: PERSON,
     standing: { disallow_reason: null, state_of_residence: 'CA' },
@@ -82,6 +84,7 @@ function passing(): AdvanceFacts {
       fundable: [],
       monthFeesMinor: 0,
     },
+    disclosure: undefined,
     transferId: '66666666-6666-4666-8666-666666666666',
     duplicateWindowMs: 60_000,
   };
@@ -106,6 +109,7 @@ function fundedFrom(facts: AdvanceFacts, debited: number, feeBearing: number): A
     remaining_minor: 10_000,
     debited_minor: debited,
     fee_bearing_advances: feeBearing,
+    deposit_expected_at: '2026-03-20T13:00:00.000Z',
   };
   return { ...facts, money: { ...facts.money, fundable: [paycheck] } };
 }
@@ -124,6 +128,12 @@ const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
     jurisdiction: undefined,
   }),
   'state served': (f) => underRule(f, { kind: 'NO_SERVICE', params: { reason: 'Not licensed yet.' } }),
+  'disclosure accepted': (f) =>
+    underRule(
+      { ...f, disclosure: { id: DOCUMENT, version: 2, title: 'Terms', acceptedAt: null } },
+      { kind: 'DISCLOSURE_BEFORE_FIRST_TRANSFER', params: {} },
+    ),
+  'this request acknowledged': (f) => underRule(f, { kind: 'DISCLOSURE_AT_EACH_REQUEST', params: {} }),
   'direct deposit set up': (f) => ({ ...f, terms: terms({ directDepositStatus: 'PENDING' }) }),
   'origin is an active earnings balance': (f) => ({
     ...f,
@@ -205,6 +215,31 @@ test('each check refuses what it names, with its code, and only it', () => {
       `${check.name}: no other check refuses`,
     );
   }
+});
+
+test('a disclosure rule passes once the current version is accepted; a preview needs no acknowledgement', () => {
+  const accepted = underRule(
+    {
+      ...passing(),
+      disclosure: { id: DOCUMENT, version: 2, title: 'Terms', acceptedAt: '2026-03-11T15:30:00Z' },
+    },
+    { kind: 'DISCLOSURE_BEFORE_FIRST_TRANSFER', params: {} },
+  );
+  assert.equal(firstRefusal(accepted), undefined);
+  const detail = firstRefusal({
+    ...accepted,
+    disclosure: { ...accepted.disclosure!, acceptedAt: null },
+  })?.detail;
+  assert.match(detail ?? '', new RegExp(`GET /rest/people/${PERSON}/disclosures`));
+  const eachRequest = underRule(passing(), { kind: 'DISCLOSURE_AT_EACH_REQUEST', params: {} });
+  assert.equal(
+    firstRefusal({ ...eachRequest, request: { ...eachRequest.request, preview: true } }),
+    undefined,
+  );
+  assert.equal(
+    firstRefusal({ ...eachRequest, request: { ...eachRequest.request, disclosureAcknowledged: true } }),
+    undefined,
+  );
 });
 
 test('the first refusal in the table answers when several would', () => {

@@ -50,7 +50,7 @@ export const PROVOKED_BY: Record<ErrorCode, string> = {
   INVALID_CARD_TOKEN: 'test/api/card-accounts.test.ts',
   INVALID_IDEMPOTENCY_KEY: 'test/api/transfer-checks.test.ts, test/api/idempotency.test.ts',
   IDEMPOTENCY_KEY_LOCKED: 'test/api/idempotency.test.ts',
-  DISCLOSURE_REQUIRED: 'never produced: no employer here requires a signed wage disclosure',
+  DISCLOSURE_REQUIRED: 'test/api/disclosures.test.ts',
   DUPLICATE_TRANSFER: 'test/api/transfer-checks.test.ts',
   EARNINGS_BALANCE_EXCEEDED: 'test/api/transfer-checks.test.ts, test/api/idempotency.test.ts',
   INELIGIBLE_ORIGIN: 'test/api/transfer-checks.test.ts',

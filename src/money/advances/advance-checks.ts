@@ -3,7 +3,7 @@ import { AppError } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import type { JobTerms } from '../earnings/job-terms.ts';
 import { fundFifo, type Schedule } from './advance-rules.ts';
-import type { MoneyState } from './advance-store.ts';
+import type { DisclosureRead, MoneyState } from './advance-store.ts';
 import type { PersonAccountRow, PersonStanding } from './transfer.ts';
 
 /**
@@ -22,6 +22,9 @@ export interface AdvanceFacts {
     amountMinor: number;
     currency: string;
     schedule: Schedule;
+    preview: boolean;
+    /** meta.disclosure_acknowledged of the request. */
+    disclosureAcknowledged?: boolean;
   };
   /** The signed-in person. */
   personId: string;
@@ -45,6 +48,11 @@ export interface AdvanceFacts {
   /** A rail of this server pays the destination's kind of account. */
   railPays: boolean;
   money: MoneyState;
+  /**
+   * The current disclosure document of the person's state and their acceptance of it; read (under the person's
+   * lock) when a DISCLOSURE_BEFORE_FIRST_TRANSFER rule applies, else possibly undefined.
+   */
+  disclosure: DisclosureRead | undefined;
   /** The transfer's id: the client's, or a new one. */
   transferId: string;
   /** The duplicate check's window (0: off), for its message. */
@@ -179,6 +187,39 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
             `Transfers are not offered to residents of ${jurisdiction.stateName}: ${rule.params.reason} ${citation(rule)}.`,
           )
         : undefined;
+    },
+  },
+  {
+    name: 'disclosure accepted',
+    step: 'eligibility',
+    code: 'DISCLOSURE_REQUIRED',
+    when: "a `DISCLOSURE_BEFORE_FIRST_TRANSFER` rule of the person's state, and the current version of its disclosure not accepted (`GET /rest/people/{id}/disclosures`)",
+    refusal: ({ jurisdiction, disclosure, personId }) => {
+      const rule = rulesOfKind(jurisdiction, 'DISCLOSURE_BEFORE_FIRST_TRANSFER')[0];
+      if (!rule || !jurisdiction || disclosure?.acceptedAt) return undefined;
+      const where = `GET /rest/people/${personId}/disclosures`;
+      return refuse(
+        'DISCLOSURE_REQUIRED',
+        disclosure
+          ? `${jurisdiction.stateName} requires the disclosure "${disclosure.title}" (version ${disclosure.version}, id ${disclosure.id}) to be accepted before an advance: show it and accept it (${where}) ${citation(rule)}.`
+          : `${jurisdiction.stateName} requires a disclosure before an advance and none is published yet (${where}) ${citation(rule)}.`,
+      );
+    },
+  },
+  {
+    name: 'this request acknowledged',
+    step: 'eligibility',
+    code: 'DISCLOSURE_REQUIRED',
+    when: "a `DISCLOSURE_AT_EACH_REQUEST` rule of the person's state (Utah), and a transfer (not a preview) without `data.meta.disclosure_acknowledged: true`",
+    refusal: ({ jurisdiction, request }) => {
+      const rule = rulesOfKind(jurisdiction, 'DISCLOSURE_AT_EACH_REQUEST')[0];
+      if (!rule || !jurisdiction || request.preview || request.disclosureAcknowledged === true)
+        return undefined;
+      return refuse(
+        'DISCLOSURE_REQUIRED',
+        `${jurisdiction.stateName} requires the person to acknowledge the terms of each advance: show the preview's terms (preview: true) and send this request with data.meta.disclosure_acknowledged: true ${citation(rule)}.`,
+        '/data/meta/disclosure_acknowledged',
+      );
     },
   },
   {

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import { jurisdictionOf } from '../../compliance/jurisdiction.ts';
+import { jurisdictionOf, rulesOfKind } from '../../compliance/jurisdiction.ts';
 import { COUNTING_KINDS, RuleBook } from '../../compliance/rule-book.ts';
 import type { Db } from '../../db/database.ts';
 import { GENERIC_PLANS } from '../../db/prepared-pool.ts';
 import type { DB } from '../../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../../db/statement-batch.ts';
 import { withTransaction } from '../../db/transaction.ts';
+import { transferDisclosureOf } from '../../disclosures/transfer-disclosure.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import type { AppError } from '../../errors/app-error.ts';
 import type { KeyedWork, StoredResponse, WorkKind } from '../../idempotency/keyed-work.ts';
@@ -23,6 +24,7 @@ import {
   advanceReadStatements,
   isTransferIdTaken,
   readAdvance,
+  rereadDisclosure,
   rereadMoneyState,
   writeAdvancesStatement,
 } from './advance-store.ts';
@@ -45,6 +47,8 @@ export interface TransferRequest {
   originId: string;
   destinationId: string | undefined;
   personId: string | undefined;
+  /** meta.disclosure_acknowledged: the person saw this request's terms (its preview) and acknowledged them. */
+  disclosureAcknowledged?: boolean;
 }
 
 /** A transfer with its funding sources, as an advance answers it (a preview is never written). */
@@ -160,6 +164,7 @@ export class TransferService {
       twinSince: duplicateWindowMs > 0 ? new Date(startedAt.getTime() - duplicateWindowMs) : undefined,
       preview: request.preview,
       countIn: this.#rules.countingStates()?.states,
+      discloseIn: this.#rules.disclosureStates(),
     };
     return {
       kind: this.advances,
@@ -257,7 +262,23 @@ export class TransferService {
       destinationKind,
       submittedAt: now,
     });
-    return { view, write: { row, sources, movement, payment } };
+    const firstPaycheck = money.fundable.find((paycheck) => paycheck.id === shares[0]?.paycheckId);
+    if (!firstPaycheck)
+      throw new Error(`advance ${id}: its first funding paycheck is not among the fundable ones`);
+    const disclosure = transferDisclosureOf({
+      transferId: id,
+      amountMinor: request.amountMinor,
+      feeMinor: fee,
+      currency,
+      destinationId: destination.id,
+      schedule: request.schedule,
+      debitAt: new Date(firstPaycheck.deposit_expected_at),
+      timeZone: terms.policy.timeZone,
+      disclosure: facts.disclosure,
+      acknowledged: request.disclosureAcknowledged === true,
+      now,
+    });
+    return { view, write: { row, sources, movement, payment, disclosure } };
   }
 
   /**
@@ -293,6 +314,11 @@ export class TransferService {
       jurisdiction && plan?.countIn !== undefined && !plan.countIn.includes(jurisdiction.state);
     if (uncounted && jurisdiction.rules.some((rule) => COUNTING_KINDS.includes(rule.kind)) && plan)
       money = (await rereadMoneyState(runner, plan)) ?? money;
+    let { disclosure } = context;
+    const undisclosed =
+      jurisdiction && plan?.discloseIn !== undefined && !plan.discloseIn.includes(jurisdiction.state);
+    if (undisclosed && rulesOfKind(jurisdiction, 'DISCLOSURE_BEFORE_FIRST_TRANSFER').length > 0 && plan)
+      disclosure = await rereadDisclosure(runner, plan);
     return {
       request,
       personId,
@@ -314,6 +340,7 @@ export class TransferService {
       railPays:
         !destination || (this.#options.payableDestinations?.includes(destination.account_type) ?? true),
       money,
+      disclosure,
       transferId: request.id?.toLowerCase() ?? randomUUID(),
       duplicateWindowMs: this.#options.duplicateWindowMs,
     };

@@ -1,5 +1,6 @@
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { currentDocumentSql } from '../../disclosures/document-store.ts';
 import type { ReadGuard } from '../../idempotency/keyed-work.ts';
 import { type Movement, movementWrites } from '../../ledger/posting.ts';
 import { type OutboxMessage, outboxWrites } from '../../outbox/outbox-message.ts';
@@ -55,6 +56,11 @@ export interface AdvanceReadPlan {
    * countingStates): the reads count them only for people of those states. Undefined: for everyone.
    */
   countIn?: readonly string[] | undefined;
+  /**
+   * The states with a DISCLOSURE_BEFORE_FIRST_TRANSFER rule (RuleBook's disclosureStates): the current disclosure
+   * document and the person's acceptance of it are read only for people of those states. Undefined: for everyone.
+   */
+  discloseIn?: readonly string[] | undefined;
 }
 
 /** Everything an advance writes. */
@@ -64,11 +70,31 @@ export interface AdvanceWrite {
   movement: Movement;
   /** The instruction to the rail, sent after commit. */
   payment: OutboxMessage;
+  /** What was disclosed for it (transfer_disclosures). */
+  disclosure: TransferDisclosureRow;
+}
+
+/** A row of transfer_disclosures, as the advance writes it. */
+export interface TransferDisclosureRow {
+  transfer_id: string;
+  amount_minor: number;
+  fee_minor: number;
+  received_minor: number;
+  currency: string;
+  destination_account_id: string;
+  schedule: string;
+  expected_on: string;
+  debit_on: string;
+  document_id: string | null;
+  document_version: number | null;
+  acknowledged_at: Date | null;
+  created_at: Date;
 }
 
 function plansTable(plans: readonly AdvanceReadPlan[]) {
   return sql`unnest(${plans.map((p) => p.personId)}::uuid[], ${plans.map((p) => p.originId)}::uuid[],
-    ${plans.map((p) => p.destinationId ?? null)}::uuid[]) with ordinality as r(person_id, origin_id, destination_id, n)`;
+    ${plans.map((p) => p.destinationId ?? null)}::uuid[], ${plans.map((p) => p.startedAt.toISOString())}::timestamptz[])
+    with ordinality as r(person_id, origin_id, destination_id, started_at, n)`;
 }
 
 /** What the first statement finds; `jobId` without `terms` means the employer has no policy row yet. */
@@ -81,6 +107,16 @@ export interface AdvanceContext {
   balanceLedgerId: string | undefined;
   /** The compliance rules' version counter (compliance/rule-book.ts), read with everything else. */
   rulesVersion: number;
+  /** The disclosure document current for the person's state and their acceptance of it; undefined when not read. */
+  disclosure: DisclosureRead | undefined;
+}
+
+/** The current disclosure document of a person's state, and when they accepted that version (null: not yet). */
+export interface DisclosureRead {
+  id: string;
+  version: number;
+  title: string;
+  acceptedAt: string | null;
 }
 
 interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
@@ -92,6 +128,7 @@ interface ContextRow extends Partial<JobTermsRow>, PersonStanding {
   destination_id: string | null;
   destination_type: string | null;
   balance_ledger_id: string | null;
+  disclosure: DisclosureRead | null;
 }
 
 /**
@@ -146,7 +183,8 @@ function advanceContextStatement(
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
       ${JOB_TERMS_COLUMNS},
       d.id as destination_id, d.account_type as destination_type, la.id as balance_ledger_id,
-      (select s.value #>> '{}' from app_settings s where s.key = 'compliance_rules_version') as rules_version
+      (select s.value #>> '{}' from app_settings s where s.key = 'compliance_rules_version') as rules_version,
+      ${disclosureColumn(plans)} as disclosure
     from ${plansTable(plans)}
       join people pe on pe.id = r.person_id
       left join accounts a on a.id = r.origin_id and a.person_id = pe.id and a.deleted_at is null
@@ -173,7 +211,39 @@ function readAdvanceContext(rows: readonly Record<string, unknown>[]): AdvanceCo
       : undefined,
     balanceLedgerId: row.balance_ledger_id ?? undefined,
     rulesVersion: Number(row.rules_version ?? 0),
+    disclosure: row.disclosure ?? undefined,
   };
+}
+
+/**
+ * The current disclosure document of the person's state with their acceptance, as one JSON value. Like the counts
+ * of the money state, it is read only for people of the states whose rules ask for it (a condition on the person
+ * that PostgreSQL checks once), and under the person's lock, which an acceptance takes too.
+ */
+function disclosureColumn(plans: readonly AdvanceReadPlan[]) {
+  const everyone = plans.some((plan) => plan.discloseIn === undefined);
+  const states = [...new Set(plans.flatMap((plan) => plan.discloseIn ?? []))];
+  const document = currentDocumentSql(
+    sql`trim(pe.state_of_residence)`,
+    sql`r.started_at`,
+    sql`(${everyone}::boolean or trim(pe.state_of_residence) = any(${states}::text[]))`,
+  );
+  return sql`(select json_build_object('id', cd.id, 'version', cd.version, 'title', cd.title,
+      'acceptedAt', (select da.accepted_at from disclosure_acceptances da
+        where da.person_id = pe.id and da.document_id = cd.id))
+    from (${document}) cd)`;
+}
+
+/** The disclosure of one advance again, whatever its state: the rules changed since the plan was made. */
+export async function rereadDisclosure(
+  runner: Compiler,
+  plan: AdvanceReadPlan,
+): Promise<DisclosureRead | undefined> {
+  const { rows } = await runner.executeQuery<{ disclosure: DisclosureRead | null }>(
+    sql`select ${disclosureColumn([{ ...plan, discloseIn: undefined }])} as disclosure
+      from ${plansTable([plan])} join people pe on pe.id = r.person_id`.compile(runner),
+  );
+  return rows[0]?.disclosure ?? undefined;
 }
 
 /** What an advance may take, read under the person's lock. */
@@ -201,7 +271,13 @@ interface MoneyStateRow {
   recent_minor: number;
   twin: boolean;
   id_taken: boolean;
-  fundable: { id: string; remaining_minor: number; debited_minor: number; fee_bearing_advances: number }[];
+  fundable: {
+    id: string;
+    remaining_minor: number;
+    debited_minor: number;
+    fee_bearing_advances: number;
+    deposit_expected_at: string;
+  }[];
   month_fees_minor: number;
 }
 
@@ -240,12 +316,12 @@ function moneyStateStatement(
           and t.submitted_at > r.twin_since)) as twin,
       (r.client_id is not null and exists (select 1 from transfers t where t.id = r.client_id)) as id_taken,
       coalesce((select json_agg(json_build_object('id', f.id, 'remaining_minor', f.remaining_minor,
-            'debited_minor', f.total_debited_minor,
+            'debited_minor', f.total_debited_minor, 'deposit_expected_at', f.deposit_expected_at,
             'fee_bearing_advances', (select count(distinct fs.transfer_id) from funding_sources fs
               where g.counted and fs.paycheck_id = f.id and (select t.fee_minor > 0 and t.status <> 'FAILED'
                 and t.origin_account_id is not null from transfers t where t.id = fs.transfer_id)))
           order by f.pay_period_starts_at, f.id)
-        from (select p.id, p.pay_period_starts_at, p.total_debited_minor,
+        from (select p.id, p.pay_period_starts_at, p.total_debited_minor, p.deposit_expected_at,
             p.accessible_minor - p.total_debited_minor as remaining_minor
           from paychecks p
           where p.job_id = o.job_id and p.status in ('ESTIMATED', 'PROCESSING')
@@ -290,6 +366,7 @@ function readMoneyState(rows: readonly Record<string, unknown>[]): MoneyState | 
     remaining_minor: Number(p.remaining_minor),
     debited_minor: Number(p.debited_minor),
     fee_bearing_advances: Number(p.fee_bearing_advances),
+    deposit_expected_at: p.deposit_expected_at,
   }));
   return {
     balanceMinor: fundable.reduce((sum, paycheck) => sum + paycheck.remaining_minor, 0),
@@ -358,6 +435,8 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
   const sources = writes.flatMap((write) => write.sources);
   const source = <T>(pick: (source: FundingSourceRow) => T) => sources.map(pick);
   const paycheckIds = source((s) => s.paycheck_id);
+  const disclosed = <T>(pick: (row: TransferDisclosureRow) => T) =>
+    writes.map((write) => pick(write.disclosure));
   const stampOf = new Map(rows.map((r) => [r.id, r.submitted_at.toISOString()]));
   const debits = sql`unnest(${paycheckIds}::uuid[], ${source((s) => s.amount_minor)}::bigint[],
     ${source((s) => stampOf.get(s.transfer_id) ?? null)}::timestamptz[]) as d(id, amount, at)`;
@@ -386,6 +465,22 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
         total_debited_minor = p.total_debited_minor + (select sum(d.amount) from ${debits} where d.id = p.id),
         updated_at = (select max(d.at) from ${debits} where d.id = p.id)
       where p.id = any(${paycheckIds}::uuid[])),
+    disclosures_written as (insert into transfer_disclosures (transfer_id, amount_minor, fee_minor, received_minor,
+        currency, destination_account_id, schedule, expected_on, debit_on, document_id, document_version,
+        acknowledged_at, created_at)
+      select t.id, d.amount, d.fee, d.received, d.currency, d.destination_id, d.schedule, d.expected_on, d.debit_on,
+        d.document_id, d.document_version, d.acknowledged_at, d.created_at
+      from unnest(${disclosed((d) => d.transfer_id)}::uuid[], ${disclosed((d) => d.amount_minor)}::bigint[],
+          ${disclosed((d) => d.fee_minor)}::bigint[], ${disclosed((d) => d.received_minor)}::bigint[],
+          ${disclosed((d) => d.currency)}::text[], ${disclosed((d) => d.destination_account_id)}::uuid[],
+          ${disclosed((d) => d.schedule)}::text[], ${disclosed((d) => d.expected_on)}::date[],
+          ${disclosed((d) => d.debit_on)}::date[], ${disclosed((d) => d.document_id)}::uuid[],
+          ${disclosed((d) => d.document_version)}::integer[],
+          ${disclosed((d) => d.acknowledged_at?.toISOString() ?? null)}::timestamptz[],
+          ${disclosed((d) => d.created_at.toISOString())}::timestamptz[])
+          as d(transfer_id, amount, fee, received, currency, destination_id, schedule, expected_on, debit_on,
+            document_id, document_version, acknowledged_at, created_at)
+        join transfer_written t on t.id = d.transfer_id),
     ${ctes},
     ${outboxWrites(writes.map((write) => write.payment))}
     select count(*)::integer as written from transfer_written`.compile(db);

@@ -48,6 +48,8 @@ export interface FundablePaycheck {
   debited_minor: number;
   /** Advances not FAILED with a fee that it funds. */
   fee_bearing_advances: number;
+  /** When its net pay is expected: the payday that repays what it funds. */
+  deposit_expected_at: string;
 }
 
 /** Where a transfer's money comes from: an earnings balance (an advance) or a paycheck (payday's remainder). */

@@ -106,6 +106,20 @@ const TransferCreateBody = Type.Object({
       schedule: OneOf(SCHEDULES),
       preview: Type.Optional(Type.Boolean({ default: false })),
     }),
+    meta: Type.Optional(
+      Type.Object(
+        {
+          disclosure_acknowledged: Type.Optional(
+            Type.Boolean({
+              description:
+                "An extension: the person saw this request's terms (its preview) and acknowledged them. Required on a transfer (not a preview) where the person's state asks for a disclosure at each request (Utah); see docs/integrators/disclosures.md.",
+            }),
+          ),
+        },
+        // JSON:API's meta: its other members are accepted and ignored, as on every resource.
+        { additionalProperties: true },
+      ),
+    ),
     relationships: Type.Object({
       origin: RelationshipBody('accounts'),
       destination: Type.Optional(RelationshipBody('accounts')),
@@ -118,6 +132,7 @@ interface TransferCreateDocument {
   data: {
     id?: string;
     attributes: { amount: number; currency: string; schedule: (typeof SCHEDULES)[number]; preview?: boolean };
+    meta?: { disclosure_acknowledged?: boolean };
     relationships: {
       origin: { data: { id: string } };
       destination?: { data: { id: string } };
@@ -305,6 +320,7 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
         originId: data.relationships.origin.data.id,
         destinationId: data.relationships.destination?.data.id,
         personId: data.relationships.person?.data.id,
+        disclosureAcknowledged: data.meta?.disclosure_acknowledged === true,
       };
       const answer = await keys.run(
         {
