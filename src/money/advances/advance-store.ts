@@ -489,5 +489,7 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
 /** The write failed because a transfer with its id was written since the id was checked. */
 export function isTransferIdTaken(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23505' && constraint === 'transfers_pkey';
+  // The write statement inserts the transfer and what was disclosed for it, both keyed by the transfer's id; which
+  // insert meets the taken id first is the plan's choice.
+  return code === '23505' && (constraint === 'transfers_pkey' || constraint === 'transfer_disclosures_pkey');
 }
