@@ -181,24 +181,23 @@ export function authFrameworkErrors(error: FastifyError, request: FastifyRequest
 
 /**
  * The raw request as oidc-provider reads it: its body, already read from the connection and checked, is read again
- * from these bytes, as the provider reads a body (`readable`, then `iterator`). Everything else is the request
- * itself. (Given the consumed request, the provider would fall back to `req.body`, with a warning on the console.)
+ * from these bytes, as the provider reads a body (`readable`, then `iterator`). Given the consumed request, the
+ * provider would fall back to `req.body`, with a warning on the console. Own properties on the request shadow the
+ * stream's: a Proxy would cost every property Koa reads on the request.
  */
 function withBodyToRead(raw: IncomingMessage, body: Buffer | undefined): IncomingMessage {
   if (body === undefined) return raw;
-  return new Proxy(raw, {
-    get(target, property) {
-      if (property === 'readable') return true;
-      if (property === 'readableEncoding') return null;
-      if (property === 'iterator') {
-        return async function* replay() {
-          yield body;
-        };
-      }
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+  Object.defineProperties(raw, {
+    readable: { value: true, configurable: true },
+    readableEncoding: { value: null, configurable: true },
+    iterator: {
+      value: async function* replay() {
+        yield body;
+      },
+      configurable: true,
     },
   });
+  return raw;
 }
 
 /**
