@@ -91,6 +91,16 @@ export interface Config {
   readonly webhooks: WebhooksConfig;
   /** The Prometheus endpoint (src/platform/metrics.ts); undefined when EWA_METRICS_PORT is unset. */
   readonly metrics: MetricsConfig | undefined;
+  /** OpenTelemetry traces (src/platform/tracing.ts); undefined unless an OTLP endpoint is set. */
+  readonly tracing: TracingConfig | undefined;
+}
+
+/** Tracing is on when an OTLP endpoint is set; the exporter reads OTEL_EXPORTER_OTLP_* itself (headers included). */
+export interface TracingConfig {
+  readonly endpoint: string;
+  readonly serviceName: string;
+  /** Share of traces started here that are kept; a caller's sampled flag (traceparent) is followed as it is. */
+  readonly sampleRatio: number;
 }
 
 /** Where GET /metrics is served: a listener of its own, never one of the public three. */
@@ -353,6 +363,7 @@ export function loadConfig(env: Env = process.env): Config {
       ['EWA_AUTH_PORT', authPort],
       ['EWA_PAYMENTS_PORT', paymentsPort],
     ]),
+    tracing: tracingConfig(read),
     money: {
       idempotencyKeyTtlSeconds: read.integer('EWA_IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
       idempotencyLockSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
@@ -464,6 +475,23 @@ function metricsConfig(read: EnvReader, publicPorts: [string, number][]): Metric
   return { port, host: host ?? '127.0.0.1' };
 }
 
+/**
+ * Off unless OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT is set: the OpenTelemetry variables
+ * every collector's documentation names. The general endpoint takes the signal's path (/v1/traces), as the
+ * specification says; the traces endpoint is used as it is.
+ */
+function tracingConfig(read: EnvReader): TracingConfig | undefined {
+  const protocols = ['http:', 'https:'];
+  const tracesEndpoint = read.optionalUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', protocols);
+  const endpoint = read.optionalUrl('OTEL_EXPORTER_OTLP_ENDPOINT', protocols);
+  if (tracesEndpoint === undefined && endpoint === undefined) return undefined;
+  return {
+    endpoint: tracesEndpoint ?? `${endpoint}/v1/traces`,
+    serviceName: read.string('OTEL_SERVICE_NAME', 'ewa-server'),
+    sampleRatio: read.ratio('OTEL_TRACES_SAMPLER_ARG', 1),
+  };
+}
+
 function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 }
@@ -551,6 +579,15 @@ class EnvReader {
       throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got "${value}").`);
     }
     return value as T;
+  }
+
+  /** A number from 0 to 1. */
+  ratio(name: string, fallback: number): number {
+    const value = this.#raw(name);
+    if (value === undefined) return fallback;
+    const parsed = /^(0|1|0?\.\d+|1\.0*)$/.test(value) ? Number(value) : Number.NaN;
+    if (Number.isNaN(parsed)) throw new ConfigError(`${name} must be a number from 0 to 1 (got "${value}").`);
+    return parsed;
   }
 
   integer(name: string, fallback: number, min: number, max: number): number {

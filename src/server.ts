@@ -1,6 +1,11 @@
 import type { Server } from 'node:http';
 import type { Writable } from 'node:stream';
-import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, {
+  type FastifyHttpOptions,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyPluginCallback,
+} from 'fastify';
 import { adminRoutes } from './admin/routes.ts';
 import { OPERATOR } from './admin/schemas.ts';
 import type { Config } from './config.ts';
@@ -57,6 +62,8 @@ export interface ServerDeps {
   bearerCheck?: boolean;
   /** The payment rail; the sandbox rail when absent. */
   rail?: PaymentRail;
+  /** OpenTelemetry (src/platform/tracing.ts): a span for every request of the three listeners. */
+  tracing?: { fastifyPlugin(): FastifyPluginCallback };
   /** More routes for the REST listener, registered inside the JSON:API platform (embedding, tests). */
   extraApiRoutes?: FastifyPluginAsync;
 }
@@ -156,6 +163,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
         databaseTimeoutMs: config.healthDbTimeoutMs,
       })
     : undefined;
+  if (deps.tracing) await api.register(deps.tracing.fastifyPlugin());
   await api.register(accessLogPlugin);
   if (metrics) await api.register(metrics.httpPlugin, { listener: 'api' });
   await api.register(securityHeadersPlugin, { config, listener: 'api' });
@@ -228,6 +236,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     }).clientErrorHandler,
     frameworkErrors: authFrameworkErrors,
   });
+  if (deps.tracing) await auth.register(deps.tracing.fastifyPlugin());
   await auth.register(accessLogPlugin);
   if (metrics) await auth.register(metrics.httpPlugin, { listener: 'auth' });
   await auth.register(securityHeadersPlugin, { config, listener: 'auth' });
@@ -237,6 +246,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     ...fastifyOptions(config, deps, 'payments'),
     ...edgeErrorOptions({ mediaType: JSON_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
+  if (deps.tracing) await payments.register(deps.tracing.fastifyPlugin());
   await payments.register(accessLogPlugin);
   if (metrics) await payments.register(metrics.httpPlugin, { listener: 'payments' });
   await payments.register(securityHeadersPlugin, { config, listener: 'payments' });

@@ -1,4 +1,5 @@
-import { ConfigError } from '../config.ts';
+import packageJson from '../../package.json' with { type: 'json' };
+import { ConfigError, loadConfig } from '../config.ts';
 import { Scheduler } from '../jobs/scheduler.ts';
 import { serverJobs } from '../jobs/server-jobs.ts';
 import { type MetricsServer, startMetricsServer } from '../platform/metrics-server.ts';
@@ -22,14 +23,19 @@ export const serveCommand: Command = {
   ].join('\n'),
   options: {},
   async run(_flags, _positionals, context) {
-    const { config, database } = await openMigratedDatabase(context);
+    const config = loadConfig(context.env);
+    // Before the database opens: its statements become spans of the requests that run them.
+    const tracing = config.tracing
+      ? (await import('../platform/tracing.ts')).Tracing.start(config.tracing, packageJson.version)
+      : undefined;
+    const { database } = await openMigratedDatabase(context, config);
     if (config.seedDemoData) {
       // The embedded database is this process's alone (its data directory is locked): nobody else seeds it.
       const soleProcess = database.kind === 'pglite';
       const outcome = await seedDemoDataOnce(database.db, new Date(), config, { soleProcess });
       if (outcome !== 'PRESENT') writeLine(context.stdout, describeDemoSeed(outcome));
     }
-    const servers = await buildServer(config, { database });
+    const servers = await buildServer(config, { database, tracing });
     const apps = [servers.api, servers.auth, servers.payments];
     // Every process may run the scheduler: scheduled_runs makes each run happen once across all of them.
     // In UAT on the sandbox's time, re-read before each tick (`ewa sandbox advance` runs the same money jobs).
@@ -65,6 +71,7 @@ export const serveCommand: Command = {
         metricsServer?.close(),
       ]);
       await database.close();
+      await tracing?.shutdown();
       process.exit(0);
     };
     // `on`, not `once`: Ctrl+C under `npm start` sends SIGINT twice (the terminal's to the group, and npm's own),

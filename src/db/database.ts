@@ -3,6 +3,7 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
+import { statementLog } from '../platform/statement-spans.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { PGlitePool } from './pglite-pool.ts';
 import { preparingPool } from './prepared-pool.ts';
@@ -59,7 +60,7 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
     throw error;
   }
   const pool = new PGlitePool(pglite, { connectTimeoutMs: config.limits.connectTimeoutMs });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: statementLog() });
   let closed = false;
   return {
     db,
@@ -103,7 +104,10 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   });
   // An idle client that loses its server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: preparingPool(pool) }),
+    log: statementLog(),
+  });
   let closed = false;
   return {
     db,

@@ -203,3 +203,28 @@ test("production with ACH must name its own bank, not the sandbox's", () => {
     PRODUCTION_RAIL_ENV.EWA_ACH_IMMEDIATE_DESTINATION,
   );
 });
+
+test('tracing: off without an OTLP endpoint; the traces endpoint wins over the general one, which takes /v1/traces', () => {
+  assert.equal(loadConfig({}).tracing, undefined);
+  assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing, {
+    endpoint: 'http://collector:4318/v1/traces',
+    serviceName: 'ewa-server',
+    sampleRatio: 1,
+  });
+  const both = loadConfig({
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/in',
+    OTEL_SERVICE_NAME: 'ewa-eu',
+    OTEL_TRACES_SAMPLER_ARG: '0.25',
+  }).tracing;
+  assert.deepEqual(both, { endpoint: 'https://traces.example/in', serviceName: 'ewa-eu', sampleRatio: 0.25 });
+  for (const bad of ['1.5', '-0.1', 'half', '0x1', '']) {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_SAMPLER_ARG: bad };
+    if (bad === '') assert.equal(loadConfig(env).tracing?.sampleRatio, 1);
+    else assert.throws(() => loadConfig(env), /OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1/);
+  }
+  assert.throws(
+    () => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }),
+    /OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute URL/,
+  );
+});
