@@ -131,7 +131,7 @@ const CLIENT_CACHE_MAX = 10_000;
  * to every token, so the metadata is kept for two seconds: a new secret or a deleted client takes effect within that
  * (a deleted client's tokens are refused through oauth_revocations as well).
  */
-class ClientCache {
+export class ClientCache {
   readonly #db: Db;
   readonly #extraRedirectUris: (clientId: string) => readonly string[];
   readonly #entries = new Map<string, { metadata: Record<string, unknown> | undefined; until: number }>();

@@ -8,11 +8,12 @@ import { shownText, textProblem } from '../domain/input-text.ts';
 import type { AppError } from '../errors/app-error.ts';
 import { RETRY_AFTER_SECONDS } from '../errors/service-unavailable.ts';
 import type { ConnectionAnswer } from '../platform/framework-errors.ts';
-import { purgeExpiredPayloads } from './adapter.ts';
+import { ClientCache, purgeExpiredPayloads } from './adapter.ts';
+import { ClientCredentialsTokens } from './client-credentials-tokens.ts';
 import { CsrfTokens } from './csrf.ts';
 import { interactionRoutes } from './interactions.ts';
 import { renderStatusErrorPage } from './pages/pages.ts';
-import { createProvider } from './provider.ts';
+import { createProvider, loadProviderKeys } from './provider.ts';
 import {
   checkCharset,
   checkedBody,
@@ -23,6 +24,7 @@ import {
   RefusedInput,
 } from './request-text.ts';
 
+const TOKEN_PATH = '/oauth2/token';
 const PROVIDER_PATHS = [
   '/oauth2/*',
   '/userinfo',
@@ -208,7 +210,15 @@ function withBodyToRead(raw: IncomingMessage, body: Buffer | undefined): Incomin
  */
 export async function authApp(app: FastifyInstance, options: AuthAppOptions): Promise<void> {
   const { config, db, now } = options;
-  const provider = await createProvider(config, { db, now });
+  const keys = await loadProviderKeys(config, { db, now });
+  const provider = await createProvider(config, { db, now, keys });
+  const clientTokens = new ClientCredentialsTokens({
+    issuer: config.auth.publicUrl,
+    resource: config.api.publicUrl,
+    ttlSeconds: config.oauth.accessTokenTtlSeconds,
+    keys,
+    clients: new ClientCache(db, () => []),
+  });
   // The Fastify request of each raw request handed to the provider, so that its errors are logged with the id.
   const requests = new WeakMap<IncomingMessage, FastifyRequest>();
   const logOf = (ctx: unknown) => requests.get((ctx as { req: IncomingMessage }).req)?.log ?? app.log;
@@ -311,6 +321,18 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
           405,
           `${shownPath(path)} accepts ${methods.join(', ')}, not ${request.method}.`,
         );
+      }
+      if (path === TOKEN_PATH && request.method === 'POST') {
+        const pairs = (request as FastifyRequest & { [checkedBody]?: [string, string][] })[checkedBody];
+        const issued = pairs && (await clientTokens.issue(request.headers, pairs));
+        // The headers the provider's token endpoint sends with a token (no-store, and its CORS answer).
+        if (issued)
+          return reply
+            .header('Cache-Control', 'no-store')
+            .header('Vary', 'Origin')
+            .header('Access-Control-Allow-Origin', '*')
+            .header('Access-Control-Expose-Headers', 'WWW-Authenticate')
+            .send(issued);
       }
       // The provider builds endpoint URLs from the request: make them the issuer's, whatever Host was used.
       request.raw.headers['x-forwarded-host'] = issuer.host;

@@ -17,7 +17,7 @@ import {
   SCOPE_CLAIMS,
   USERINFO_SCOPE_CLAIM,
 } from './scopes.ts';
-import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, loadSigningKeys } from './signing-keys.ts';
+import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, loadSigningKeys, type SigningKey } from './signing-keys.ts';
 
 export const INTERACTION_PATH = '/interaction';
 /**
@@ -95,14 +95,12 @@ interface KoaHeaders {
 export interface ProviderDeps {
   db: Db;
   now: () => Date;
+  /** The signing keys, when the caller loaded them (loadProviderKeys) to sign with them too. */
+  keys?: SigningKey[];
 }
 
-/**
- * oidc-provider configured for this server: our storage, our clients and keys, PKCE S256 for every client, JWT
- * access tokens for the REST API (audience EWA_BASE_URL), refresh tokens only with offline_access and rotated on
- * every use. The protocol is the library's; this file only chooses its options.
- */
-export async function createProvider(config: Config, deps: ProviderDeps): Promise<Provider> {
+/** The keys the provider signs with and publishes, newest active first. */
+export async function loadProviderKeys(config: Config, deps: ProviderDeps): Promise<SigningKey[]> {
   const keys = await loadSigningKeys(
     deps.db,
     config.masterKey,
@@ -111,6 +109,16 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
   );
   // Without keys oidc-provider would sign with its public development keys.
   if (keys.length === 0) throw new Error('no signing key: call ensureSigningKey first');
+  return keys;
+}
+
+/**
+ * oidc-provider configured for this server: our storage, our clients and keys, PKCE S256 for every client, JWT
+ * access tokens for the REST API (audience EWA_BASE_URL), refresh tokens only with offline_access and rotated on
+ * every use. The protocol is the library's; this file only chooses its options.
+ */
+export async function createProvider(config: Config, deps: ProviderDeps): Promise<Provider> {
+  const keys = deps.keys ?? (await loadProviderKeys(config, deps));
   const resource = config.api.publicUrl;
   const ttl = config.oauth;
   const page = referencePageSignIn(config);
