@@ -75,7 +75,10 @@ const atAttribute = (field: string | undefined) => ({
 
 function complaintId(value: string): string {
   if (!isUuid(value))
-    throw new AppError('RECORD_NOT_FOUND', { detail: `No complaint has the id ${value.slice(0, 100)}.` });
+    throw new AppError('INVALID_PARAMETERS', {
+      detail: `complaint_id must be a UUID (got "${value.slice(0, 40)}").`,
+      source: { parameter: 'complaint_id' },
+    });
   return value.toLowerCase();
 }
 
