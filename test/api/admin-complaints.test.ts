@@ -1,34 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { type TestContext, test } from 'node:test';
-import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
+import { test } from 'node:test';
+import { FIXED_NOW } from '../helpers/build-test-app.ts';
 import { createOrganization } from '../helpers/factories.ts';
 import { createPaidWorker, firstError } from '../helpers/money.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
-
-const JSON_API = 'application/vnd.api+json';
-
-async function operatorApp(t: TestContext) {
-  const clock = { now: FIXED_NOW };
-  const app = await buildTestApp(t, {}, { now: () => clock.now });
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
-  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) =>
-    app.api.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': JSON_API }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
-  return { app, clock, call };
-}
+import { operatorApp } from '../helpers/operator.ts';
 
 const opening = (attributes: Record<string, unknown>) => ({ data: { type: 'complaints', attributes } });
 const change = (attributes: Record<string, unknown>) => ({ data: { type: 'complaints', attributes } });

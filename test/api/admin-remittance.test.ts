@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import { REMITTANCE_DEDUCTIONS } from '../../src/reports/remittance-report.ts';
-import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
+import { FIXED_NOW } from '../helpers/build-test-app.ts';
 import { advanceBody, createPaidWorker, paychecksOfJob, postTransfer } from '../helpers/money.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
+import { operatorApp } from '../helpers/operator.ts';
 
 /**
  * The employer's remittance: per paycheck paid on a day, what its payroll deducts (the advances it funded, by the
@@ -11,26 +11,9 @@ import { clientToken, createTestClient } from '../helpers/tokens.ts';
  * would misread are escaped.
  */
 
-async function operatorApp(t: TestContext) {
-  const clock = { now: FIXED_NOW };
-  const app = await buildTestApp(t, {}, { now: () => clock.now });
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
-  const get = (url: string, accept?: string) =>
-    app.api.inject({
-      method: 'GET',
-      url,
-      headers: { authorization: `Bearer ${token}`, ...(accept ? { accept } : {}) },
-    });
-  return { app, clock, get };
-}
-
 test('the remittance of a payday: each paycheck with the advances it funded, failed ones left out', async (t) => {
-  const { app, clock, get } = await operatorApp(t);
+  const { app, clock, call } = await operatorApp(t);
+  const get = (url: string, accept?: string) => call('GET', url, undefined, accept);
   const robin = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
   const sam = await createPaidWorker(app, {
     organizationId: robin.organizationId,

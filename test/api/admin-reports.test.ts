@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { type TestContext, test } from 'node:test';
-import { BASE_URL, buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { test } from 'node:test';
+import { BASE_URL, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { acceptDisclosures } from '../helpers/disclosures.ts';
 import {
   advanceBody,
@@ -10,38 +10,13 @@ import {
   postTransfer,
   recordShift,
 } from '../helpers/money.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
+import { operatorApp } from '../helpers/operator.ts';
 
 /**
  * The regulators' per-state report checked against the advances it counts: advances made through the REST API in
  * two states, one failed by the rail, a person who moves between two advances, complaints inside and outside the
  * period, and the period's boundaries at the last and first instant of a quarter and a year (UTC).
  */
-
-const JSON_API = 'application/vnd.api+json';
-
-async function operatorApp(t: TestContext) {
-  const clock = { now: FIXED_NOW };
-  const app = await buildTestApp(t, {}, { now: () => clock.now });
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
-  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown, accept?: string) =>
-    app.api.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(accept ? { accept } : {}),
-        ...(body === undefined ? {} : { 'content-type': JSON_API }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
-  return { app, clock, call };
-}
 
 async function moveTo(app: TestApp, worker: PaidWorker, state: string) {
   await app.database.db

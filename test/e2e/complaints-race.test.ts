@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { openComplaint } from '../../src/complaints/complaint-store.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type EwaProcess, spawnEwa } from '../helpers/ew-processes.ts';
 import { type MoneyWorld, openMoneyWorld } from '../helpers/money-world.ts';
-import { onPostgres, POSTGRES_URL } from '../helpers/test-database.ts';
+import { holdRows } from '../helpers/row-hold.ts';
+import { onPostgres } from '../helpers/test-database.ts';
 
 /**
  * Two operators change one complaint at the same moment, from two `ewa` processes on one PostgreSQL. The test
@@ -15,24 +15,6 @@ import { onPostgres, POSTGRES_URL } from '../helpers/test-database.ts';
  * writes: the second must meet the first's status (the update is conditional on the status it starts from), never
  * write over it. Without the condition both would write, and the second answer would replace the first.
  */
-
-async function holdComplaint(world: MoneyWorld, id: string) {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  let open = true;
-  const release = async () => {
-    if (!open) return;
-    open = false;
-    await client.query('rollback');
-    await client.end();
-  };
-  world.onCleanup(release);
-  await client.query(`set search_path to ${world.env.EWA_DB_SCHEMA}`);
-  await client.query('begin');
-  await client.query('select id from complaints where id = $1 for update', [id]);
-  const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
-  return { pid: rows[0]!.pid, release };
-}
 
 /**
  * The sessions whose update of the complaint waits for a lock: the first waits on the hold, the next on the first
@@ -58,7 +40,7 @@ async function newComplaint(world: MoneyWorld): Promise<string> {
 
 /** Both commands started while the row is held, both waiting on it, then released: their exit codes. */
 async function race(t: TestContext, world: MoneyWorld, id: string, commands: string[][]) {
-  const hold = await holdComplaint(world, id);
+  const hold = await holdRows(world, 'select id from complaints where id = $1 for update', [id]);
   // Starting a process takes longer than the default lock timeout (3 s) on a busy machine: wait for the hold.
   const env = { ...world.env, EWA_DB_LOCK_TIMEOUT_MS: '60000', EWA_DB_STATEMENT_TIMEOUT_MS: '60000' };
   const runs: EwaProcess[] = commands.map((argv) => spawnEwa(argv, env));
