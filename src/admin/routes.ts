@@ -3,16 +3,18 @@ import type { Db } from '../db/database.ts';
 import type { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { utf8Body } from '../platform/utf8-body.ts';
 import type { SandboxControls } from '../sandbox/sandbox-controls.ts';
+import { adminComplaintRoutes } from './complaint-routes.ts';
 import { adminComplianceRoutes } from './compliance-routes.ts';
 import { adminDisclosureRoutes } from './disclosure-routes.ts';
 import { adminEarningsRoutes } from './earnings-routes.ts';
 import { adminJobRoutes } from './job-routes.ts';
 import { adminOrganizationRoutes } from './organization-routes.ts';
+import { adminReportRoutes } from './report-routes.ts';
 import { adminSandboxRoutes } from './sandbox-routes.ts';
 
 /**
  * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import`, `ewa jobs`,
- * `ewa earnings import`, `ewa sandbox`, `ewa compliance` and `ewa disclosures` do, for a client token with admin:operator. It speaks JSON:API like /rest;
+ * `ewa earnings import`, `ewa sandbox`, `ewa compliance`, `ewa disclosures`, `ewa complaints` and `ewa reports` do, for a client token with admin:operator. It speaks JSON:API like /rest;
  * only the roster and earnings uploads read text/csv, whose parser lives in this plugin alone and is bounded by the
  * server's body limit.
  */
@@ -35,4 +37,6 @@ export const adminRoutes: FastifyPluginAsync<{
   await app.register(adminSandboxRoutes, options);
   await app.register(adminComplianceRoutes, options);
   await app.register(adminDisclosureRoutes, options);
+  await app.register(adminComplaintRoutes, options);
+  await app.register(adminReportRoutes, options);
 };

@@ -7,6 +7,7 @@ import { AppError } from '../errors/app-error.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
+import { complaintCommands } from './complaints.ts';
 import { complianceCommands } from './compliance.ts';
 import { disclosureCommands } from './disclosures.ts';
 import { earningsCommands } from './earnings.ts';
@@ -16,6 +17,7 @@ import { migrateCommand } from './migrate.ts';
 import { organizationCommands } from './orgs.ts';
 import { payrollCommands } from './payroll.ts';
 import { peopleCommands } from './people.ts';
+import { reportCommands } from './reports.ts';
 import { sandboxCommands } from './sandbox.ts';
 import { seedCommand } from './seed.ts';
 import { serveCommand } from './serve.ts';
@@ -36,6 +38,8 @@ export const COMMANDS: readonly Command[] = [
   ...webhookCommands,
   ...complianceCommands,
   ...disclosureCommands,
+  ...complaintCommands,
+  ...reportCommands,
   keysRotateCommand,
   tokensIssueCommand,
 ];

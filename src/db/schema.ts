@@ -448,6 +448,22 @@ export interface TransferDisclosuresTable {
   document_version: number | null;
   acknowledged_at: Date | null;
   created_at: RequiredTimestamp;
+  state_of_residence: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface ComplaintsTable {
+  id: string;
+  organization_id: string;
+  person_id: string | null;
+  state: string;
+  channel: string;
+  summary: string;
+  status: string;
+  answer: string | null;
+  resolution: string | null;
+  opened_at: RequiredTimestamp;
+  answered_at: Date | null;
+  closed_at: Date | null;
 }
 
 export interface DB {
@@ -489,4 +505,5 @@ export interface DB {
   disclosure_documents: DisclosureDocumentsTable;
   disclosure_acceptances: DisclosureAcceptancesTable;
   transfer_disclosures: TransferDisclosuresTable;
+  complaints: ComplaintsTable;
 }

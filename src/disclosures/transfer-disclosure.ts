@@ -20,6 +20,8 @@ export function transferDisclosureOf(input: {
   timeZone: string;
   disclosure: DisclosureRead | undefined;
   acknowledged: boolean;
+  /** The person's state of residence, as the advance read it under the person's lock. */
+  stateOfResidence: string | null;
   now: Date;
 }): TransferDisclosureRow {
   // Banks' days are New York's: an instant transfer lands today, a next-day one on the next business day.
@@ -38,5 +40,6 @@ export function transferDisclosureOf(input: {
     document_version: input.disclosure?.acceptedAt ? input.disclosure.version : null,
     acknowledged_at: input.acknowledged ? input.now : null,
     created_at: input.now,
+    state_of_residence: input.stateOfResidence,
   };
 }

@@ -5,6 +5,7 @@ import { type ErrorDocument, errorDocument } from '../errors/error-document.ts';
 import { CARD_PRODUCT_KEY } from '../resources/people/serialize.ts';
 import { complianceExamples } from './openapi-compliance-examples.ts';
 import { disclosureExamples } from './openapi-disclosure-examples.ts';
+import { reportExamples } from './openapi-report-examples.ts';
 
 /**
  * The examples of the OpenAPI document, by operationId: the request body an operation reads, the body of its
@@ -104,6 +105,7 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
   return {
     ...complianceExamples(base, error),
     ...disclosureExamples(error),
+    ...reportExamples(base, error),
     // GET /rest/health
     getHealth: { answer: { status: 'UP', version: packageJson.version } },
     // GET /rest/organizations

@@ -24,6 +24,8 @@ const DEMO_TABLES = [
   // The sandbox's own made-up records: the two-year retention of transfer_disclosures is for real ones.
   'transfer_disclosures',
   'disclosure_acceptances',
+  // Complaints of the demo's people and employers (test/e2e or a partner trying the operator API) are made up too.
+  'complaints',
   'transfers',
   'earnings',
   'paychecks',

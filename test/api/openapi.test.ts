@@ -132,6 +132,14 @@ test('the operator API is in the document: every /admin operation with its id, t
     ['get', '/admin/disclosures', 'adminListDisclosures'],
     ['post', '/admin/disclosures', 'adminPublishDisclosure'],
     ['get', '/admin/transfers/{transfer_id}/disclosure', 'adminReadTransferDisclosure'],
+    ['get', '/admin/complaints', 'adminListComplaints'],
+    ['post', '/admin/complaints', 'adminOpenComplaint'],
+    ['get', '/admin/complaints/{complaint_id}', 'adminReadComplaint'],
+    ['patch', '/admin/complaints/{complaint_id}', 'adminUpdateComplaint'],
+    ['get', '/admin/reports/state', 'adminStateReport'],
+    ['get', '/admin/reports/state.csv', 'adminStateReportCsv'],
+    ['get', '/admin/reports/remittance', 'adminRemittanceReport'],
+    ['get', '/admin/reports/remittance.csv', 'adminRemittanceReportCsv'],
   ] as const;
   for (const [method, path, operationId] of operations) {
     const operation = document.paths[path]?.[method];

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/db/database.ts';
 import { signUp } from '../../src/oauth/accounts.ts';
@@ -22,7 +21,8 @@ import {
   openMoneyWorld,
   postAdvance,
 } from '../helpers/money-world.ts';
-import { onPostgres, POSTGRES_URL } from '../helpers/test-database.ts';
+import { holdRows } from '../helpers/row-hold.ts';
+import { onPostgres } from '../helpers/test-database.ts';
 
 /**
  * Every check an advance (or a sign-up) makes against something another request may change at the same moment,
@@ -188,30 +188,6 @@ async function blockedBy(db: Db, pid: number): Promise<number[]> {
   const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity
     where ${pid}::integer = any(pg_blocking_pids(pid))`.execute(db);
   return rows.map((row) => row.pid);
-}
-
-/** A session of the test's own that holds row locks until it is released. */
-interface Hold {
-  pid: number;
-  release(): Promise<void>;
-}
-
-async function holdRows(world: MoneyWorld, text: string, params: unknown[]): Promise<Hold> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  let open = true;
-  const release = async () => {
-    if (!open) return;
-    open = false;
-    await client.query('rollback');
-    await client.end();
-  };
-  world.onCleanup(release);
-  await client.query(`set search_path to ${world.env.EWA_DB_SCHEMA}`);
-  await client.query('begin');
-  await client.query(text, params);
-  const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
-  return { pid: rows[0]!.pid, release };
 }
 
 /**

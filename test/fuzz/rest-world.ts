@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { TestContext } from 'node:test';
+import { openComplaint } from '../../src/complaints/complaint-store.ts';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { createWorker, linkedClientToken } from '../helpers/factories.ts';
@@ -77,6 +78,17 @@ export async function buildRestWorld(t: TestContext): Promise<RestWorld> {
     redirectUris: [],
   });
   const operator = await clientToken(app, ['admin:operator'], operatorClient);
+  const complaint = await openComplaint(
+    app.database.db,
+    {
+      organizationId: worker.organizationId,
+      personId: worker.personId,
+      state: undefined,
+      channel: 'EMAIL',
+      summary: 'Fuzz.',
+    },
+    FIXED_NOW,
+  );
   const cardKeys = await CardTokenKeys.fromConfig(app.config.cards.tokenKeys);
   const spareJob = await app.database.db
     .selectFrom('jobs')
@@ -211,6 +223,24 @@ export async function buildRestWorld(t: TestContext): Promise<RestWorld> {
           data: { type: 'disclosures', attributes: { state: 'WY', title: 'Fuzz', body: 'Fuzz terms.' } },
         }),
     ],
+    'POST /admin/complaints': [
+      async () =>
+        json({
+          data: {
+            type: 'complaints',
+            attributes: {
+              organization_id: worker.organizationId,
+              person_id: worker.personId,
+              channel: 'EMAIL',
+              summary: 'Fuzz.',
+            },
+          },
+        }),
+    ],
+    // Answered by the first, refused on its merits (INVALID_RESOURCE_STATE) from then on.
+    'PATCH /admin/complaints/{complaint_id}': [
+      async () => json({ data: { type: 'complaints', attributes: { status: 'ANSWERED', answer: 'Fuzz.' } } }),
+    ],
     'POST /cards/generic': [async () => json(TEST_CARD)],
   };
 
@@ -225,6 +255,7 @@ export async function buildRestWorld(t: TestContext): Promise<RestWorld> {
       paycheck_id: [paycheck.id],
       transfer_id: [advance.json().data.id],
       rule_id: ['CT-FEE-CAP-MONTH', 'FUZZ-WY-NO-SERVICE'],
+      complaint_id: [complaint.id],
     },
     tokens: { user: worker.token, client, operator },
     seedKinds: (operation) => seeds[operation.name]?.length ?? 1,

@@ -276,6 +276,7 @@ export class TransferService {
       timeZone: terms.policy.timeZone,
       disclosure: facts.disclosure,
       acknowledged: request.disclosureAcknowledged === true,
+      stateOfResidence: read.context.standing.state_of_residence?.trim() || null,
       now,
     });
     return { view, write: { row, sources, movement, payment, disclosure } };

@@ -89,6 +89,8 @@ export interface TransferDisclosureRow {
   document_version: number | null;
   acknowledged_at: Date | null;
   created_at: Date;
+  /** The person's state of residence when the advance was made: where the states' reports count it. */
+  state_of_residence: string | null;
 }
 
 function plansTable(plans: readonly AdvanceReadPlan[]) {
@@ -467,9 +469,9 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
       where p.id = any(${paycheckIds}::uuid[])),
     disclosures_written as (insert into transfer_disclosures (transfer_id, amount_minor, fee_minor, received_minor,
         currency, destination_account_id, schedule, expected_on, debit_on, document_id, document_version,
-        acknowledged_at, created_at)
+        acknowledged_at, created_at, state_of_residence)
       select t.id, d.amount, d.fee, d.received, d.currency, d.destination_id, d.schedule, d.expected_on, d.debit_on,
-        d.document_id, d.document_version, d.acknowledged_at, d.created_at
+        d.document_id, d.document_version, d.acknowledged_at, d.created_at, d.state_of_residence
       from unnest(${disclosed((d) => d.transfer_id)}::uuid[], ${disclosed((d) => d.amount_minor)}::bigint[],
           ${disclosed((d) => d.fee_minor)}::bigint[], ${disclosed((d) => d.received_minor)}::bigint[],
           ${disclosed((d) => d.currency)}::text[], ${disclosed((d) => d.destination_account_id)}::uuid[],
@@ -477,9 +479,10 @@ export function writeAdvancesStatement(db: Compiler, writes: readonly AdvanceWri
           ${disclosed((d) => d.debit_on)}::date[], ${disclosed((d) => d.document_id)}::uuid[],
           ${disclosed((d) => d.document_version)}::integer[],
           ${disclosed((d) => d.acknowledged_at?.toISOString() ?? null)}::timestamptz[],
-          ${disclosed((d) => d.created_at.toISOString())}::timestamptz[])
+          ${disclosed((d) => d.created_at.toISOString())}::timestamptz[],
+          ${disclosed((d) => d.state_of_residence)}::text[])
           as d(transfer_id, amount, fee, received, currency, destination_id, schedule, expected_on, debit_on,
-            document_id, document_version, acknowledged_at, created_at)
+            document_id, document_version, acknowledged_at, created_at, state_of_residence)
         join transfer_written t on t.id = d.transfer_id),
     ${ctes},
     ${outboxWrites(writes.map((write) => write.payment))}

@@ -1,0 +1,252 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { type TSchema, Type } from 'typebox';
+import type { Db } from '../db/database.ts';
+import { errorResponses } from '../platform/schemas.ts';
+import { remittanceReport } from '../reports/remittance-report.ts';
+import { remittanceCsv, stateReportCsv } from '../reports/report-csv.ts';
+import { readRemittanceInput, readStateReportInput } from '../reports/report-input.ts';
+import { stateReport } from '../reports/state-report.ts';
+import { pointingAt } from './input-errors.ts';
+import { OPERATOR } from './schemas.ts';
+
+const tags = ['Operator'];
+const CSV = 'text/csv';
+const Minor = Type.Integer({ description: 'Minor units (cents).' });
+const Count = Type.Integer({ minimum: 0 });
+const filter = (description: string) => Type.Optional(Type.String({ maxLength: 100, description }));
+
+const StateQuery = Type.Object(
+  {
+    'filter[state]': filter('Two-letter code of the US state or DC, such as WI. Required.'),
+    'filter[year]': filter('The calendar year (UTC days), alone or with filter[quarter] or filter[half].'),
+    'filter[quarter]': filter('1 to 4: a quarter of filter[year].'),
+    'filter[half]': filter('1 or 2: a half of filter[year].'),
+    'filter[from]': filter('First day YYYY-MM-DD (UTC), with filter[to], instead of a year.'),
+    'filter[to]': filter('Last day YYYY-MM-DD (UTC), included.'),
+  },
+  { additionalProperties: false },
+);
+
+const StateReportAttributes = Type.Object({
+  state: Type.String(),
+  period: Type.Object({
+    from: Type.String({ format: 'date' }),
+    to: Type.String({ format: 'date' }),
+    time_zone: Type.String({ description: 'UTC: the days of the period are UTC days.' }),
+  }),
+  advances: Type.Integer({
+    minimum: 0,
+    description:
+      'Advances made in the period, PENDING or SETTLED, by the state of the person when each was made.',
+  }),
+  unique_users: Count,
+  users_with_12_or_more_advances: Count,
+  failed_advances: Type.Integer({ minimum: 0, description: 'Failed by the rail; in no other figure.' }),
+  returned_advances: Type.Integer({
+    minimum: 0,
+    description: 'Paid, then returned by the receiving bank; in no other figure.',
+  }),
+  amounts: Type.Array(
+    Type.Object({
+      currency: Type.String(),
+      total_amount: Minor,
+      total_fees: Minor,
+      total_tips: Type.Integer({ description: 'Always 0: this server offers no tips.' }),
+      amount_received: Minor,
+      failed_amount: Minor,
+      returned_amount: Minor,
+    }),
+  ),
+  complaints_opened: Count,
+  complaints_answered: Count,
+  complaints_closed: Count,
+  advances_by_current_state: Type.Integer({
+    minimum: 0,
+    description:
+      'Advances made before the state was recorded with each: counted at the person’s current state.',
+  }),
+  notes: Type.Array(Type.String()),
+});
+
+const RemittanceQuery = Type.Object(
+  {
+    'filter[organization]': filter('The employer’s id. Required.'),
+    'filter[pay_date]': filter('The payday YYYY-MM-DD, in the employer’s time zone.'),
+    'filter[from]': filter('First payday YYYY-MM-DD, with filter[to], instead of filter[pay_date].'),
+    'filter[to]': filter('Last payday YYYY-MM-DD, included.'),
+  },
+  { additionalProperties: false },
+);
+
+const RemittanceAttributes = Type.Object({
+  organization_id: Type.String({ format: 'uuid' }),
+  organization_name: Type.String(),
+  time_zone: Type.String(),
+  from: Type.String({ format: 'date' }),
+  to: Type.String({ format: 'date' }),
+  deductions: Type.Array(Type.String(), { description: 'The deduction columns of each line, in order.' }),
+  totals: Type.Array(Type.Object({ currency: Type.String(), deduction_minor: Minor, paychecks: Count })),
+  lines: Type.Array(
+    Type.Object({
+      organization_id: Type.String({ format: 'uuid' }),
+      job_id: Type.String({ format: 'uuid' }),
+      external_employee_id: Type.Union([Type.String(), Type.Null()]),
+      external_primary_identifier: Type.String(),
+      person_id: Type.String({ format: 'uuid' }),
+      first_name: Type.String(),
+      last_name: Type.String(),
+      paycheck_id: Type.String({ format: 'uuid' }),
+      paycheck_status: Type.String({
+        description: 'ESTIMATED: the period is open and the deduction may grow.',
+      }),
+      period_start: Type.String({ format: 'date' }),
+      period_end: Type.String({ format: 'date' }),
+      pay_date: Type.String({ format: 'date' }),
+      currency: Type.String(),
+      deductions: Type.Record(Type.String(), Minor),
+      deduction_minor: Minor,
+      advances: Count,
+    }),
+  ),
+});
+
+const query = (request: { query: unknown }, name: string) =>
+  (request.query as Record<string, string | undefined>)[`filter[${name}]`];
+const atFilter = (field: string | undefined) => ({ parameter: `filter[${field ?? 'state'}]` });
+
+/** The regulators' per-state report and the employers' remittance, as JSON:API or CSV (what `ewa reports` does). */
+export const adminReportRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
+  const stateOf = (request: { query: unknown }) =>
+    pointingAt(atFilter, async () => {
+      const input = readStateReportInput({
+        state: query(request, 'state'),
+        year: query(request, 'year'),
+        quarter: query(request, 'quarter'),
+        half: query(request, 'half'),
+        from: query(request, 'from'),
+        to: query(request, 'to'),
+      });
+      return stateReport(db, input.state, input.period);
+    });
+  const remittanceOf = (request: { query: unknown }) =>
+    pointingAt(
+      (field) => ({ parameter: `filter[${field ?? 'organization'}]` }),
+      async () => {
+        const input = readRemittanceInput({
+          organization: query(request, 'organization'),
+          pay_date: query(request, 'pay_date'),
+          from: query(request, 'from'),
+          to: query(request, 'to'),
+        });
+        return remittanceReport(db, input.organizationId, input.from, input.to);
+      },
+    );
+  const csvAnswer = { 200: Type.String({ description: 'CSV (RFC 4180), a header line first.' }) };
+  const jsonAnswer = (type: string, attributes: TSchema) => ({
+    200: Type.Object({
+      data: Type.Object({ type: Type.Literal(type), id: Type.String(), attributes }),
+    }),
+  });
+  const stateDescription =
+    'The figures a state regulator asks for over a period: advances (by the person’s state when each was made), ' +
+    'unique users, amounts, fees, tips (none), failed and returned advances apart, users with 12 or more advances, ' +
+    'and complaints opened, answered and closed. Days are UTC days.';
+  const remittanceDescription =
+    'Per paycheck of the employer paid on the day (or days) asked, in its time zone, that carries a deduction: ' +
+    'what its payroll must deduct and remit (the advances it funded), with the count of advances.';
+
+  app.get(
+    '/admin/reports/state',
+    {
+      config: { security: OPERATOR.config },
+      schema: {
+        operationId: 'adminStateReport',
+        tags,
+        summary: 'A state regulator’s report for a period',
+        description: stateDescription,
+        security: OPERATOR.openApi,
+        querystring: StateQuery,
+        response: {
+          ...jsonAnswer('state_reports', StateReportAttributes),
+          ...errorResponses(400, 401, 403, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const report = await stateOf(request);
+      const id = `${report.state}-${report.period.from}-${report.period.to}`;
+      return { data: { type: 'state_reports', id, attributes: report } };
+    },
+  );
+
+  app.get(
+    '/admin/reports/state.csv',
+    {
+      config: { security: OPERATOR.config, mediaType: CSV },
+      schema: {
+        operationId: 'adminStateReportCsv',
+        tags,
+        summary: 'A state regulator’s report for a period, as CSV',
+        description: `${stateDescription} One line per currency.`,
+        security: OPERATOR.openApi,
+        querystring: StateQuery,
+        response: { ...csvAnswer, ...errorResponses(400, 401, 403, 406, 500) },
+      },
+    },
+    async (request, reply) => {
+      const report = await stateOf(request);
+      return reply
+        .header(
+          'content-disposition',
+          `attachment; filename="state-${report.state}-${report.period.from}.csv"`,
+        )
+        .send(stateReportCsv(report));
+    },
+  );
+
+  app.get(
+    '/admin/reports/remittance',
+    {
+      config: { security: OPERATOR.config },
+      schema: {
+        operationId: 'adminRemittanceReport',
+        tags,
+        summary: 'The deductions each paycheck of an employer carries on its payday',
+        description: remittanceDescription,
+        security: OPERATOR.openApi,
+        querystring: RemittanceQuery,
+        response: {
+          ...jsonAnswer('remittance_reports', RemittanceAttributes),
+          ...errorResponses(400, 401, 403, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const report = await remittanceOf(request);
+      const id = `${report.organization_id}-${report.from}-${report.to}`;
+      return { data: { type: 'remittance_reports', id, attributes: report } };
+    },
+  );
+
+  app.get(
+    '/admin/reports/remittance.csv',
+    {
+      config: { security: OPERATOR.config, mediaType: CSV },
+      schema: {
+        operationId: 'adminRemittanceReportCsv',
+        tags,
+        summary: 'The deductions each paycheck of an employer carries on its payday, as CSV',
+        description: `${remittanceDescription} One line per paycheck.`,
+        security: OPERATOR.openApi,
+        querystring: RemittanceQuery,
+        response: { ...csvAnswer, ...errorResponses(400, 401, 403, 406, 500) },
+      },
+    },
+    async (request, reply) => {
+      const report = await remittanceOf(request);
+      return reply
+        .header('content-disposition', `attachment; filename="remittance-${report.from}.csv"`)
+        .send(remittanceCsv(report));
+    },
+  );
+};

@@ -1,0 +1,113 @@
+import { InputError, InputRefusedError } from '../errors/input-error.ts';
+import { remittanceReport } from '../reports/remittance-report.ts';
+import { remittanceCsv, stateReportCsv } from '../reports/report-csv.ts';
+import { readFormat, readRemittanceInput, readStateReportInput } from '../reports/report-input.ts';
+import { stateReport } from '../reports/state-report.ts';
+import { type Command, type Flags, UsageError, writeLine } from './command.ts';
+import { withMigratedDatabase } from './open-database.ts';
+
+const text = (flags: Flags, name: string) => {
+  const value = flags[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** The report inputs' names as flags: `pay_date` is `--pay-date`, `organization` is `--org`. */
+const FLAG_OF: Record<string, string> = { pay_date: '--pay-date', organization: '--org' };
+
+/** Input refused on its face is wrong usage (exit 2), worded with the flag's name. */
+function asUsage<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (!(error instanceof InputError) || error instanceof InputRefusedError) throw error;
+    const field = error.field ?? '';
+    const flag = FLAG_OF[field] ?? `--${field}`;
+    // The message starts with the field's name: "year must be …" reads "--year must be …".
+    throw new UsageError(
+      error.message.startsWith(field) ? flag + error.message.slice(field.length) : error.message,
+    );
+  }
+}
+
+const state: Command = {
+  name: 'reports state',
+  summary: 'A state regulator’s report: advances, users, amounts, fees and complaints of a period',
+  help: [
+    'Usage: ewa reports state --state XX (--year YYYY [--quarter N | --half N] | --from YYYY-MM-DD --to YYYY-MM-DD)',
+    '                         [--format json|csv]',
+    '',
+    'Days are UTC days. Advances count in the state the person lived in when each was made; failed and returned',
+    'advances are counted apart. Amounts are minor units (cents). JSON by default; --format csv: one line per currency.',
+    'Example: ewa reports state --state WI --year 2026',
+  ].join('\n'),
+  options: {
+    state: { type: 'string' },
+    year: { type: 'string' },
+    quarter: { type: 'string' },
+    half: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    format: { type: 'string' },
+  },
+  async run(flags, _positionals, context) {
+    const format = asUsage(() => readFormat(text(flags, 'format')));
+    const input = asUsage(() =>
+      readStateReportInput({
+        state: text(flags, 'state'),
+        year: text(flags, 'year'),
+        quarter: text(flags, 'quarter'),
+        half: text(flags, 'half'),
+        from: text(flags, 'from'),
+        to: text(flags, 'to'),
+      }),
+    );
+    return withMigratedDatabase(context, async ({ database }) => {
+      const report = await stateReport(database.db, input.state, input.period);
+      if (format === 'csv') context.stdout.write(stateReportCsv(report));
+      else writeLine(context.stdout, JSON.stringify(report));
+      return 0;
+    });
+  },
+};
+
+const remittance: Command = {
+  name: 'reports remittance',
+  summary: 'What an employer running its own payroll deducts from each paycheck on payday',
+  help: [
+    'Usage: ewa reports remittance --org ORGANIZATION_ID (--pay-date YYYY-MM-DD | --from YYYY-MM-DD --to YYYY-MM-DD)',
+    '                              [--format json|csv]',
+    '',
+    'One line per paycheck paid on those days (in the employer’s time zone) that carries a deduction: the advances',
+    'it funded (its total_debited). Amounts are minor units. An ESTIMATED paycheck’s period is still open: its',
+    'deduction may grow until the period closes.',
+  ].join('\n'),
+  options: {
+    org: { type: 'string' },
+    organization: { type: 'string' },
+    'pay-date': { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    format: { type: 'string' },
+  },
+  async run(flags, _positionals, context) {
+    const format = asUsage(() => readFormat(text(flags, 'format')));
+    if (flags.org !== undefined && flags.organization !== undefined && flags.org !== flags.organization)
+      throw new UsageError('--org is another name for --organization: give one of them.');
+    const input = asUsage(() =>
+      readRemittanceInput({
+        organization: text(flags, 'org') ?? text(flags, 'organization'),
+        pay_date: text(flags, 'pay-date'),
+        from: text(flags, 'from'),
+        to: text(flags, 'to'),
+      }),
+    );
+    return withMigratedDatabase(context, async ({ database }) => {
+      const report = await remittanceReport(database.db, input.organizationId, input.from, input.to);
+      if (format === 'csv') context.stdout.write(remittanceCsv(report));
+      else writeLine(context.stdout, JSON.stringify(report));
+      return 0;
+    });
+  },
+};
+
+export const reportCommands: readonly Command[] = [state, remittance];
