@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { RULES_VERSION_SETTING } from '../../compliance/rule-store.ts';
+import { isPlainList, runCompiledOnce } from '../../db/compiled-once.ts';
 import {
   afterSql,
   fetchSize,
@@ -124,14 +125,23 @@ export async function findVisibleAccounts(
   caller: Caller,
   options: { query: ListQuery; page: Page },
 ): Promise<(AccountReadRow & { [PAGE_KEY]: string })[]> {
-  return readableAccounts(db, caller)
-    .select(pageKeySql(ACCOUNT_LIST_ORDER).as(PAGE_KEY))
-    .where(listQuerySql(options.query, ACCOUNT_FILTER_FIELDS))
-    .where(afterSql(ACCOUNT_LIST_ORDER, options.page))
-    .orderBy('accounts.created_at')
-    .orderBy('accounts.id')
-    .limit(fetchSize(options.page))
-    .execute();
+  const build = (who: Caller, limit: number) =>
+    readableAccounts(db, who)
+      .select(pageKeySql(ACCOUNT_LIST_ORDER).as(PAGE_KEY))
+      .where(listQuerySql(options.query, ACCOUNT_FILTER_FIELDS))
+      .where(afterSql(ACCOUNT_LIST_ORDER, options.page))
+      .orderBy('accounts.created_at')
+      .orderBy('accounts.id')
+      .limit(limit);
+  if (caller.kind === 'user' && isPlainList(options.query, options.page)) {
+    return runCompiledOnce(
+      db,
+      "accounts: a user's first page",
+      [caller.personId, fetchSize(options.page)],
+      (personId: string, limit: number) => build({ ...caller, personId }, limit),
+    );
+  }
+  return build(caller, fetchSize(options.page)).execute();
 }
 
 /** One visible account with what its resource shows (readableAccounts). */
@@ -140,6 +150,16 @@ export async function readVisibleAccount(
   caller: Caller,
   id: string,
 ): Promise<AccountReadRow | undefined> {
+  if (caller.kind === 'user') {
+    const rows = await runCompiledOnce(
+      db,
+      "account: a user's",
+      [caller.personId, id],
+      (personId: string, accountId: string) =>
+        readableAccounts(db, { ...caller, personId }).where('accounts.id', '=', accountId),
+    );
+    return rows[0];
+  }
   return readableAccounts(db, caller).where('accounts.id', '=', id).executeTakeFirst();
 }
 

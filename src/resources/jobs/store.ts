@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { isPlainList, runCompiledOnce } from '../../db/compiled-once.ts';
 import {
   afterSql,
   fetchSize,
@@ -88,14 +89,23 @@ export async function findVisibleJobs(
   caller: Caller,
   options: { query: ListQuery; page: Page },
 ): Promise<(JobRow & { [PAGE_KEY]: string })[]> {
-  return jobsVisibleTo(db, caller)
-    .select(pageKeySql(JOB_LIST_ORDER).as(PAGE_KEY))
-    .where(listQuerySql(options.query, JOB_FILTER_FIELDS))
-    .where(afterSql(JOB_LIST_ORDER, options.page))
-    .orderBy('jobs.created_at')
-    .orderBy('jobs.id')
-    .limit(fetchSize(options.page))
-    .execute();
+  const build = (who: Caller, limit: number) =>
+    jobsVisibleTo(db, who)
+      .select(pageKeySql(JOB_LIST_ORDER).as(PAGE_KEY))
+      .where(listQuerySql(options.query, JOB_FILTER_FIELDS))
+      .where(afterSql(JOB_LIST_ORDER, options.page))
+      .orderBy('jobs.created_at')
+      .orderBy('jobs.id')
+      .limit(limit);
+  if (caller.kind === 'user' && isPlainList(options.query, options.page)) {
+    return runCompiledOnce(
+      db,
+      "jobs: a user's first page",
+      [caller.personId, fetchSize(options.page)],
+      (personId: string, limit: number) => build({ ...caller, personId }, limit),
+    );
+  }
+  return build(caller, fetchSize(options.page)).execute();
 }
 
 export async function findVisibleJob(

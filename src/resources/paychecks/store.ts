@@ -1,4 +1,5 @@
 import { type Kysely, type SqlBool, sql } from 'kysely';
+import { isPlainList, runCompiledOnce } from '../../db/compiled-once.ts';
 import {
   afterSql,
   fetchSize,
@@ -113,14 +114,23 @@ export async function findVisiblePaychecks(
   caller: Caller,
   options: { query: ListQuery; page: Page },
 ): Promise<(PaycheckRow & { [PAGE_KEY]: string })[]> {
-  return paychecksVisibleTo(db, caller)
-    .select(pageKeySql(PAYCHECK_LIST_ORDER).as(PAGE_KEY))
-    .where(paycheckListSql(options.query))
-    .where(afterSql(PAYCHECK_LIST_ORDER, options.page))
-    .orderBy('paychecks.pay_period_starts_at')
-    .orderBy('paychecks.id')
-    .limit(fetchSize(options.page))
-    .execute();
+  const build = (who: Caller, limit: number) =>
+    paychecksVisibleTo(db, who)
+      .select(pageKeySql(PAYCHECK_LIST_ORDER).as(PAGE_KEY))
+      .where(paycheckListSql(options.query))
+      .where(afterSql(PAYCHECK_LIST_ORDER, options.page))
+      .orderBy('paychecks.pay_period_starts_at')
+      .orderBy('paychecks.id')
+      .limit(limit);
+  if (caller.kind === 'user' && isPlainList(options.query, options.page)) {
+    return runCompiledOnce(
+      db,
+      "paychecks: a user's first page",
+      [caller.personId, fetchSize(options.page)],
+      (personId: string, limit: number) => build({ ...caller, personId }, limit),
+    );
+  }
+  return build(caller, fetchSize(options.page)).execute();
 }
 
 export async function findVisiblePaycheck(
