@@ -1,6 +1,5 @@
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './database.ts';
-import type { Page } from './keyset-page.ts';
 
 /** What stands for the i-th value while a statement is built; never a value anyone sends. */
 const PLACEHOLDER = '\u0000compiled-once:';
@@ -60,9 +59,4 @@ function templateOf(
     if (!slots.some((slot) => 'value' in slot && slot.value === index))
       throw new Error(`${key}: value ${index} is not a parameter of the statement`);
   return { sql: compiled.sql, slots };
-}
-
-/** A list read with no filter and no cursor: its statement is the same for every person (see runCompiledOnce). */
-export function isPlainList(query: { filters: readonly unknown[]; filter?: unknown }, page: Page): boolean {
-  return query.filters.length === 0 && query.filter === undefined && page.after === undefined;
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { isPlainList, runCompiledOnce } from '../../src/db/compiled-once.ts';
+import { runCompiledOnce } from '../../src/db/compiled-once.ts';
+import { isPlainList } from '../../src/platform/list-page.ts';
 import { openTestDatabase } from '../helpers/test-database.ts';
 
 test('a statement compiled once answers each call with its own values, as one built each time does', async (t) => {
@@ -38,7 +39,9 @@ test('a builder that writes a value into the text, or leaves one out, is refused
 
 test('only a list without filters and cursor is plain', () => {
   assert.equal(isPlainList({ filters: [] }, { size: 10 }), true);
-  assert.equal(isPlainList({ filters: [{}] }, { size: 10 }), false);
-  assert.equal(isPlainList({ filters: [], filter: { kind: 'x' } }, { size: 10 }), false);
+  const filter = { field: 'account_type', operator: 'eq' as const, value: 'CARD' };
+  assert.equal(isPlainList({ filters: [filter] }, { size: 10 }), false);
+  const expression = { kind: 'match' as const, field: 'name', operator: 'equals' as const, value: 'x' };
+  assert.equal(isPlainList({ filters: [], filter: expression }, { size: 10 }), false);
   assert.equal(isPlainList({ filters: [] }, { size: 10, after: { key: 'k', id: 'i' } }), false);
 });

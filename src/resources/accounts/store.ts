@@ -1,17 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import { RULES_VERSION_SETTING } from '../../compliance/rule-store.ts';
-import { isPlainList, runCompiledOnce } from '../../db/compiled-once.ts';
-import {
-  afterSql,
-  fetchSize,
-  type ListOrder,
-  PAGE_KEY,
-  type Page,
-  pageKeySql,
-} from '../../db/keyset-page.ts';
+import { runCompiledOnce } from '../../db/compiled-once.ts';
+import { afterSql, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
+import { runListPage } from '../../platform/list-page.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { organizationLinkedTo } from '../people/visibility.ts';
 import type { FeeSchedule } from './capabilities.ts';
@@ -133,15 +127,7 @@ export async function findVisibleAccounts(
       .orderBy('accounts.created_at')
       .orderBy('accounts.id')
       .limit(limit);
-  if (caller.kind === 'user' && isPlainList(options.query, options.page)) {
-    return runCompiledOnce(
-      db,
-      "accounts: a user's first page",
-      [caller.personId, fetchSize(options.page)],
-      (personId: string, limit: number) => build({ ...caller, personId }, limit),
-    );
-  }
-  return build(caller, fetchSize(options.page)).execute();
+  return runListPage(db, "accounts: a user's first page", caller, options, build);
 }
 
 /** One visible account with what its resource shows (readableAccounts). */

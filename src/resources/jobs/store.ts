@@ -1,16 +1,9 @@
 import type { Kysely } from 'kysely';
-import { isPlainList, runCompiledOnce } from '../../db/compiled-once.ts';
-import {
-  afterSql,
-  fetchSize,
-  type ListOrder,
-  PAGE_KEY,
-  type Page,
-  pageKeySql,
-} from '../../db/keyset-page.ts';
+import { afterSql, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
+import { runListPage } from '../../platform/list-page.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { organizationLinkedTo } from '../people/visibility.ts';
 
@@ -97,15 +90,7 @@ export async function findVisibleJobs(
       .orderBy('jobs.created_at')
       .orderBy('jobs.id')
       .limit(limit);
-  if (caller.kind === 'user' && isPlainList(options.query, options.page)) {
-    return runCompiledOnce(
-      db,
-      "jobs: a user's first page",
-      [caller.personId, fetchSize(options.page)],
-      (personId: string, limit: number) => build({ ...caller, personId }, limit),
-    );
-  }
-  return build(caller, fetchSize(options.page)).execute();
+  return runListPage(db, "jobs: a user's first page", caller, options, build);
 }
 
 export async function findVisibleJob(

@@ -1,18 +1,11 @@
 import { type Kysely, type SqlBool, sql } from 'kysely';
-import { isPlainList, runCompiledOnce } from '../../db/compiled-once.ts';
-import {
-  afterSql,
-  fetchSize,
-  type ListOrder,
-  PAGE_KEY,
-  type Page,
-  pageKeySql,
-} from '../../db/keyset-page.ts';
+import { afterSql, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { PaycheckFigures } from '../../money/earnings/paychecks.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
 import type { Filter } from '../../platform/filters.ts';
+import { runListPage } from '../../platform/list-page.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { PAYCHECK_DATE_FIELDS } from './paycheck-values.ts';
 
@@ -122,15 +115,7 @@ export async function findVisiblePaychecks(
       .orderBy('paychecks.pay_period_starts_at')
       .orderBy('paychecks.id')
       .limit(limit);
-  if (caller.kind === 'user' && isPlainList(options.query, options.page)) {
-    return runCompiledOnce(
-      db,
-      "paychecks: a user's first page",
-      [caller.personId, fetchSize(options.page)],
-      (personId: string, limit: number) => build({ ...caller, personId }, limit),
-    );
-  }
-  return build(caller, fetchSize(options.page)).execute();
+  return runListPage(db, "paychecks: a user's first page", caller, options, build);
 }
 
 export async function findVisiblePaycheck(

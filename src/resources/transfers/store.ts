@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isPlainList, runCompiledOnce } from '../../db/compiled-once.ts';
+import { runCompiledOnce } from '../../db/compiled-once.ts';
 import type { Db } from '../../db/database.ts';
 import {
   afterSql,
@@ -12,6 +12,7 @@ import {
 } from '../../db/keyset-page.ts';
 import type { FundingSourceRow, TransferRow } from '../../money/advances/transfer.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
+import { isPlainList } from '../../platform/list-page.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 
 export const TRANSFER_FILTER_FIELDS: FilterQueryFields = {
