@@ -9,6 +9,7 @@ import { DEMO } from '../src/seed/demo.ts';
 import { bearerCostInProcess } from './bearer-inprocess.ts';
 import { transfersScenario } from './money.ts';
 import { payrollScenario } from './money-payroll.ts';
+import { readsScenario } from './reads.ts';
 import { appendNote, withSteal, writeSection } from './report.ts';
 import { cardTokens, roster } from './resources.ts';
 import { startServer } from './server-process.ts';
@@ -17,8 +18,9 @@ import { webhooksScenario } from './webhooks.ts';
 /**
  * Benchmarks of the foundation. `npm run bench` runs them all; `npm run bench -- startup health` runs some;
  * `--people N` sizes the seed and payroll scenarios and `--lines N` the roster import (default 100,000 each);
- * `--workers N` (default 2,000), `--processes 1,2,4` and `--seconds 15` shape the transfers scenario. Results go to
- * BENCHMARKS.md.
+ * `--workers N` (default 2,000), `--processes 1,2,4` and `--seconds 15` shape the transfers scenario (and `--workers`
+ * the reads; EWA_BENCH_WORKERS=N runs the reads' server with `--workers N`, EWA_BENCH_CPU_PROF=<dir> profiles it).
+ * Results go to BENCHMARKS.md.
  */
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
@@ -45,6 +47,7 @@ const scenarios =
         'transfers',
         'payroll',
         'webhooks',
+        'reads',
       ];
 const POSTGRES_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!;
@@ -352,6 +355,12 @@ const SCENARIOS: Record<string, () => Promise<void> | void> = {
   payroll: () =>
     payrollScenario({ workers: Number(values.people), advances: Math.round(Number(values.people) / 10) }),
   webhooks: () => webhooksScenario({ workers: Number(values.workers) }),
+  reads: () =>
+    readsScenario({
+      workers: Number(values.workers),
+      seconds: Number(values.seconds),
+      profileDir: process.env.EWA_BENCH_CPU_PROF || undefined,
+    }),
 };
 for (const scenario of scenarios) {
   const run = SCENARIOS[scenario];

@@ -14,13 +14,37 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * API processes `ewa serve` runs in the scenarios that honour it (reads): EWA_BENCH_WORKERS, default 1. Above 1 the
+ * server is started with `--workers N`; the count is the one place a benchmark says how many cores the server uses.
+ */
+export function benchWorkers(): number {
+  const workers = Number(process.env.EWA_BENCH_WORKERS ?? '1');
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new Error('EWA_BENCH_WORKERS must be a whole number ≥ 1');
+  return workers;
+}
+
+export interface ServerOptions {
+  /** `ewa serve --workers N` when above 1. */
+  workers?: number;
+  /** A directory to write the server process's CPU profile to when it stops (`node --cpu-prof`). */
+  cpuProfileDir?: string;
+}
+
 /** Starts `ewa serve` as a user would, and waits for its health check to answer. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServer(
+  env: Record<string, string>,
+  options: ServerOptions = {},
+): Promise<ServerProcess> {
   const [api, auth, payments] = [await freePort(), await freePort(), await freePort()];
   const baseUrl = `http://127.0.0.1:${api}`;
   const authUrl = `http://127.0.0.1:${auth}`;
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
+  const nodeFlags = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const workers = options.workers ?? 1;
+  const serveFlags = workers > 1 ? ['--workers', String(workers)] : [];
+  const child = spawn(process.execPath, [...nodeFlags, MAIN, 'serve', ...serveFlags], {
     env: {
       PATH: process.env.PATH ?? '',
       EWA_LOG_LEVEL: 'warn',

@@ -29,6 +29,7 @@ import { JSON_API_MEDIA, JSON_MEDIA } from './platform/media-types.ts';
 import { Metrics } from './platform/metrics.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { requestIdOf } from './platform/request-id.ts';
+import { lazyRequestLogger } from './platform/request-logger.ts';
 import { restCorsPlugin } from './platform/rest-cors.ts';
 import { RevocationList } from './platform/revocations.ts';
 import { securityHeadersPlugin } from './platform/security-headers.ts';
@@ -87,6 +88,7 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
   return {
     logger: { ...logger, base: { listener } },
     genReqId: (request) => requestIdOf(request, deps.newId),
+    childLoggerFactory: lazyRequestLogger,
     // One access line per request comes from access-log.ts instead of Fastify's two; Fastify's error lines stay.
     logController: new AccessLogController(),
     bodyLimit: config.bodyLimitBytes,

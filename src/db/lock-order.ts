@@ -21,8 +21,11 @@ import type { Tx } from './transaction.ts';
  *      about a person: their jobs (PATCH /rest/jobs, operator activation, roster import), their accounts (DELETE
  *      /rest/accounts/{id}; adding one), their details (PATCH /rest/people, roster import), their acceptance of a
  *      disclosure (POST /rest/people/{id}/disclosure_acceptances), their password (sign-up).
- *   3. then that person's own rows the transaction changes (jobs, accounts, paychecks, transfers), and the card
- *      number's advisory lock of a card being added. Jobs and accounts are locked only under their person's lock.
+ *   3. then that person's own rows the transaction changes (jobs, accounts, paychecks, transfers, and the ledger
+ *      accounts of their earnings balances and paychecks, whose kept balance each posting updates: ledger/posting.ts),
+ *      and the card number's advisory lock of a card being added. Jobs and accounts are locked only under their
+ *      person's lock. The system's ledger accounts, which every advance posts to, keep no balance and take no lock
+ *      but the foreign key's KEY SHARE, so advances of different people never wait for each other there.
  * A transaction that needs no lock of a level skips it. The idempotency keys' advisory locks are only tried, never
  * waited for, and stand outside the order.
  */

@@ -176,6 +176,8 @@ export interface LedgerAccountsTable {
   account_id: string | null;
   organization_id: string | null;
   paycheck_id: string | null;
+  /** Kept in step with the entries for people's and paychecks' accounts; null (not kept) for the system's. */
+  balance_minor: Generated<number | null>;
   created_at: Timestamp;
 }
 

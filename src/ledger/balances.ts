@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 
 /**
- * Balances of people's accounts, derived from their ledger entries (credits less debits: what the platform owes
- * the person). An account with no ledger account or no entries has a balance of zero.
+ * Balances of people's accounts (credits less debits: what the platform owes the person), as kept on their ledger
+ * accounts by every posting (posting.ts), so a read does not grow with the account's history. An account with no
+ * ledger account has a balance of zero.
  */
 export async function accountBalancesMinor(
   db: Db,
@@ -13,16 +13,10 @@ export async function accountBalancesMinor(
   if (accountIds.length === 0) return balances;
   const rows = await db
     .selectFrom('ledger_accounts')
-    .innerJoin('ledger_entries', 'ledger_entries.ledger_account_id', 'ledger_accounts.id')
-    .select([
-      'ledger_accounts.account_id',
-      sql<number>`sum(case when ledger_entries.direction = 'CREDIT' then ledger_entries.amount_minor
-        else -ledger_entries.amount_minor end)::bigint`.as('balance_minor'),
-    ])
-    .where('ledger_accounts.account_id', 'in', [...accountIds])
-    .groupBy('ledger_accounts.account_id')
+    .select(['account_id', 'balance_minor'])
+    .where('account_id', 'in', [...accountIds])
     .execute();
   for (const row of rows)
-    if (row.account_id !== null) balances.set(row.account_id, Number(row.balance_minor));
+    if (row.account_id !== null) balances.set(row.account_id, Number(row.balance_minor ?? 0));
   return balances;
 }

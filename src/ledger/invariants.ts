@@ -19,6 +19,19 @@ const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<strin
       join ledger_accounts a on a.id = e.ledger_account_id where e.currency <> a.currency`,
   },
   {
+    rule: 'a kept balance equals the sum of its entries',
+    query: sql`select a.id, a.kind, a.balance_minor as kept, coalesce(e.balance, 0) as entries
+      from ledger_accounts a left join (select ledger_account_id,
+          sum(case when direction = 'CREDIT' then amount_minor else -amount_minor end) as balance
+        from ledger_entries group by ledger_account_id) e on e.ledger_account_id = a.id
+      where a.balance_minor is not null and a.balance_minor <> coalesce(e.balance, 0)`,
+  },
+  {
+    rule: 'the ledger accounts of accounts and paychecks keep a balance (reads take it as it is)',
+    query: sql`select id, kind from ledger_accounts
+      where balance_minor is null and (account_id is not null or paycheck_id is not null)`,
+  },
+  {
     rule: 'no earnings balance is below zero',
     query: sql`select a.account_id, sum(case when e.direction = 'CREDIT' then e.amount_minor else -e.amount_minor end)
         as balance

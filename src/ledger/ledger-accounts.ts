@@ -37,8 +37,9 @@ export class SystemLedger {
   async accountsFor(organizationId: string, currency: string): Promise<SystemAccounts> {
     const known = await this.existingIn(this.#db, organizationId, currency);
     if (known) return known;
-    await sql`insert into ledger_accounts (id, kind, currency, organization_id)
-      select gen_random_uuid(), kind, ${currency}, ${organizationId}::uuid
+    // No kept balance (null): every advance posts to these, and updating one row each would queue them all.
+    await sql`insert into ledger_accounts (id, kind, currency, organization_id, balance_minor)
+      select gen_random_uuid(), kind, ${currency}, ${organizationId}::uuid, null
       from unnest(${[...SYSTEM_KINDS]}::text[]) as k(kind)
       on conflict (kind, currency, organization_id) where account_id is null and paycheck_id is null
       do nothing`.execute(this.#db);

@@ -41,10 +41,16 @@ export class UnbalancedMovementError extends Error {
 
 /**
  * The one writer of ledger entries. Each movement becomes a posting whose entries balance per currency (debits =
- * credits). The result is two CTE items (undefined when there is nothing to write) that write every posting and entry, whatever their number; they run only
- * in the statement (so the transaction) of the caller, so a movement is recorded together with the business
- * change it explains, or not at all. `guard`, when given, is a condition on the rest of that statement (say, that
- * a transfer was inserted): when it is false nothing is written.
+ * credits). The result is three CTE items (undefined when there is nothing to write) that write every posting and
+ * entry, whatever their number, and add what they move to the balance kept on each ledger account that keeps one
+ * (`balance_minor`, not null: the accounts of people and paychecks; migration 0020); they run only in the statement
+ * (so the transaction) of the caller, so a movement is recorded together with the business change it explains and
+ * the balances it changes, or not at all. `guard`, when given, is a condition on the rest of that statement (say,
+ * that a transfer was inserted): when it is false nothing is written.
+ *
+ * The balance's update takes the ledger account's row lock to commit. The accounts that keep a balance belong to
+ * one person each, and every transaction that moves a person's money holds that person's lock first
+ * (db/lock-order.ts), so it waits for nobody there; the system's accounts, which every advance touches, keep none.
  */
 export function movementWrites(
   movements: readonly Movement[],
@@ -72,6 +78,7 @@ export function movementWrites(
   }
   if (postings.length === 0) return undefined;
   const when = guard ?? sql`true`;
+  const moved = netByAccount(entryAccount, entryDirection, entryAmount);
   return sql`ledger_postings_written as (insert into ledger_postings (id, kind, transfer_id, paycheck_id,
       posted_at, memo)
     select * from unnest(${postings.map((p) => p.id)}::uuid[], ${postings.map((p) => p.movement.kind)}::text[],
@@ -84,7 +91,25 @@ export function movementWrites(
       currency)
     select * from unnest(${entryPosting}::uuid[], ${entryAccount}::uuid[], ${entryDirection}::text[],
       ${entryAmount}::bigint[], ${entryCurrency}::char(3)[])
-    where ${when})`;
+    where ${when}),
+  ledger_balances_kept as (update ledger_accounts a set balance_minor = a.balance_minor + m.amount
+    from unnest(${moved.ids}::uuid[], ${moved.amounts}::bigint[]) as m(id, amount)
+    where a.id = m.id and a.balance_minor is not null and ${when})`;
+}
+
+/** Credits less debits per ledger account, in account id order; accounts whose lines cancel out are left out. */
+function netByAccount(
+  accounts: readonly string[],
+  directions: readonly string[],
+  amounts: readonly number[],
+): { ids: string[]; amounts: number[] } {
+  const net = new Map<string, number>();
+  accounts.forEach((id, index) => {
+    const signed = directions[index] === 'CREDIT' ? amounts[index]! : -amounts[index]!;
+    net.set(id, (net.get(id) ?? 0) + signed);
+  });
+  const ids = [...net.keys()].filter((id) => net.get(id) !== 0).sort();
+  return { ids, amounts: ids.map((id) => net.get(id)!) };
 }
 
 /** Writes movements in one statement of the caller's transaction. */

@@ -6,7 +6,7 @@ import { migrate } from '../../src/db/migrate.ts';
 import { SystemLedger } from '../../src/ledger/ledger-accounts.ts';
 import { EarningsRecorder } from '../../src/money/earnings/earnings-recorder.ts';
 import { capture } from './cli.ts';
-import { SHARED_PUBLIC_URLS } from './ew-processes.ts';
+import { SHARED_PUBLIC_URLS, startApiProcess } from './ew-processes.ts';
 import { createTestDatabaseTarget } from './test-database.ts';
 
 /**
@@ -282,4 +282,19 @@ export async function availableMinor(apiUrl: string, worker: FundedWorker): Prom
   const answer = await httpJson(`${apiUrl}/rest/accounts/${worker.balanceAccountId}`, worker.token);
   if (answer.status !== 200) throw new Error(`balance: ${answer.status} ${answer.text}`);
   return (answer.json.data!.attributes.balances as { available: number }).available;
+}
+
+/** `count` API processes on the world's database, started one after the other, each stopped when the test ends. */
+export async function startApiProcesses(
+  world: MoneyWorld,
+  env: Record<string, string>,
+  count: number,
+): Promise<string[]> {
+  const urls: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const server = await startApiProcess(env);
+    world.onCleanup(() => server.kill());
+    urls.push(server.apiUrl);
+  }
+  return urls;
 }

@@ -20,8 +20,10 @@ import type { FeeSchedule } from './capabilities.ts';
 import { CardAccounts, type PreparedAccount } from './card-accounts.ts';
 import type { AccountContext } from './serialize.ts';
 import {
+  type AccountReadRow,
   type AccountRow,
   countDestinationAccounts,
+  feeScheduleOf,
   findFeeSchedules,
   findJobsDefaultingTo,
   findPendingTransfersTo,
@@ -31,6 +33,7 @@ import {
   insertBankAccount,
   markAccountDeleted,
   type PersonFeeSchedule,
+  readVisibleAccount,
 } from './store.ts';
 
 export interface AccountView {
@@ -76,13 +79,13 @@ export class AccountService {
         source: { parameter: 'filter[person.id]' },
       });
     }
-    return this.#withContext(this.#db, await findVisibleAccounts(this.#db, caller, options));
+    return this.#withReadContext(await findVisibleAccounts(this.#db, caller, options));
   }
 
   async read(caller: Caller, id: string): Promise<AccountView> {
-    const row = await findVisibleAccount(this.#db, caller, id);
+    const row = await readVisibleAccount(this.#db, caller, id);
     if (!row) throw accountNotFound(id);
-    return (await this.#withContext(this.#db, [row]))[0]!;
+    return (await this.#withReadContext([row]))[0]!;
   }
 
   /**
@@ -250,6 +253,23 @@ export class AccountService {
         (entry.accountPrefix === undefined || accountNumber.startsWith(entry.accountPrefix)),
     );
     if (blocked) throw new AppError('BANK_ACCOUNT_CREATION_BLOCKED');
+  }
+
+  /** Reads: the balance and fee schedule came with the rows (one round trip). */
+  async #withReadContext(rows: readonly AccountReadRow[]): Promise<AccountView[]> {
+    const priced = new Map<string, FeeSchedule | undefined>();
+    for (const row of rows) {
+      if (priced.has(row.person_id)) continue;
+      const schedule = feeScheduleOf(row);
+      priced.set(row.person_id, schedule && (await this.#statePriced(this.#db, schedule)));
+    }
+    return rows.map((row) => ({
+      row,
+      context: {
+        balanceMinor: row.balance_minor === null ? undefined : Number(row.balance_minor),
+        feeSchedule: priced.get(row.person_id),
+      },
+    }));
   }
 
   async #withContext(db: Db, rows: readonly AccountRow[]): Promise<AccountView[]> {

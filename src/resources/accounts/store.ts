@@ -1,16 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import { RULES_VERSION_SETTING } from '../../compliance/rule-store.ts';
-import {
-  afterSql,
-  fetchSize,
-  type ListOrder,
-  PAGE_KEY,
-  type Page,
-  pageKeySql,
-} from '../../db/keyset-page.ts';
+import { runCompiledOnce } from '../../db/compiled-once.ts';
+import { afterSql, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
+import { runListPage } from '../../platform/list-page.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { organizationLinkedTo } from '../people/visibility.ts';
 import type { FeeSchedule } from './capabilities.ts';
@@ -71,20 +66,87 @@ export const ACCOUNT_LIST_ORDER: ListOrder = {
   id: 'accounts.id',
 };
 
+/** An account with what its resource shows beyond its row, read in the same statement. */
+export interface AccountReadRow extends AccountRow {
+  /** The balance kept on its ledger account (migration 0020); null without one. */
+  balance_minor: number | string | null;
+  /** The person's fee schedule (as findFeeSchedules reads it); null when they have no ACTIVATED job. */
+  fee_schedule: PersonFeeScheduleRow | null;
+}
+
+interface PersonFeeScheduleRow {
+  currency: string;
+  fee_card_instant_minor: number | string | null;
+  fee_card_next_day_minor: number | string | null;
+  fee_bank_instant_minor: number | string | null;
+  fee_bank_next_day_minor: number | string | null;
+  time_zone: string;
+  state_of_residence: string | null;
+  rules_version: string | null;
+}
+
+/**
+ * The visible accounts with their kept balance and their person's fee schedule joined, so that a read is one round
+ * trip: the schedule is that of findFeeSchedules (the policy of the person's earliest ACTIVATED job).
+ */
+function readableAccounts(db: Kysely<DB>, caller: Caller) {
+  return accountsVisibleTo(db, caller)
+    .leftJoin('ledger_accounts as kept', 'kept.account_id', 'accounts.id')
+    .select('kept.balance_minor')
+    .select(
+      sql<PersonFeeScheduleRow | null>`(select jsonb_build_object('currency', policy.currency,
+          'fee_card_instant_minor', policy.fee_card_instant_minor,
+          'fee_card_next_day_minor', policy.fee_card_next_day_minor,
+          'fee_bank_instant_minor', policy.fee_bank_instant_minor,
+          'fee_bank_next_day_minor', policy.fee_bank_next_day_minor,
+          'time_zone', policy.time_zone, 'state_of_residence', people.state_of_residence,
+          'rules_version', (select value #>> '{}' from app_settings where key = ${RULES_VERSION_SETTING}))
+        from jobs join organization_policies policy on policy.organization_id = jobs.organization_id
+          join people on people.id = jobs.person_id
+        where jobs.person_id = accounts.person_id and jobs.activation_status = 'ACTIVATED'
+        order by jobs.created_at limit 1)`.as('fee_schedule'),
+    );
+}
+
+/** The fee schedule of an AccountReadRow, as findFeeSchedules gives it. */
+export function feeScheduleOf(row: AccountReadRow): PersonFeeSchedule | undefined {
+  return row.fee_schedule ? personFeeSchedule(row.fee_schedule) : undefined;
+}
+
 /** One page of the accounts visible to the caller, with one row more when another page follows. */
 export async function findVisibleAccounts(
   db: Kysely<DB>,
   caller: Caller,
   options: { query: ListQuery; page: Page },
-): Promise<(AccountRow & { [PAGE_KEY]: string })[]> {
-  return accountsVisibleTo(db, caller)
-    .select(pageKeySql(ACCOUNT_LIST_ORDER).as(PAGE_KEY))
-    .where(listQuerySql(options.query, ACCOUNT_FILTER_FIELDS))
-    .where(afterSql(ACCOUNT_LIST_ORDER, options.page))
-    .orderBy('accounts.created_at')
-    .orderBy('accounts.id')
-    .limit(fetchSize(options.page))
-    .execute();
+): Promise<(AccountReadRow & { [PAGE_KEY]: string })[]> {
+  const build = (who: Caller, limit: number) =>
+    readableAccounts(db, who)
+      .select(pageKeySql(ACCOUNT_LIST_ORDER).as(PAGE_KEY))
+      .where(listQuerySql(options.query, ACCOUNT_FILTER_FIELDS))
+      .where(afterSql(ACCOUNT_LIST_ORDER, options.page))
+      .orderBy('accounts.created_at')
+      .orderBy('accounts.id')
+      .limit(limit);
+  return runListPage(db, "accounts: a user's first page", caller, options, build);
+}
+
+/** One visible account with what its resource shows (readableAccounts). */
+export async function readVisibleAccount(
+  db: Kysely<DB>,
+  caller: Caller,
+  id: string,
+): Promise<AccountReadRow | undefined> {
+  if (caller.kind === 'user') {
+    const rows = await runCompiledOnce(
+      db,
+      "account: a user's",
+      [caller.personId, id],
+      (personId: string, accountId: string) =>
+        readableAccounts(db, { ...caller, personId }).where('accounts.id', '=', accountId),
+    );
+    return rows[0];
+  }
+  return readableAccounts(db, caller).where('accounts.id', '=', id).executeTakeFirst();
 }
 
 export async function findVisibleAccount(
@@ -282,20 +344,23 @@ export async function findFeeSchedules(
     .orderBy('jobs.person_id')
     .orderBy('jobs.created_at')
     .execute();
-  for (const { person_id: personId, time_zone, state_of_residence, rules_version, ...schedule } of rows) {
-    schedules.set(personId, {
-      ...schedule,
-      jurisdiction: state_of_residence
-        ? { state: state_of_residence, timeZone: time_zone, rulesVersion: Number(rules_version ?? 0) }
-        : undefined,
-      currency: schedule.currency.trim(),
-      fee_card_instant_minor: nullableNumber(schedule.fee_card_instant_minor),
-      fee_card_next_day_minor: nullableNumber(schedule.fee_card_next_day_minor),
-      fee_bank_instant_minor: nullableNumber(schedule.fee_bank_instant_minor),
-      fee_bank_next_day_minor: nullableNumber(schedule.fee_bank_next_day_minor),
-    });
-  }
+  for (const { person_id: personId, ...schedule } of rows)
+    schedules.set(personId, personFeeSchedule(schedule));
   return schedules;
+}
+
+function personFeeSchedule(row: PersonFeeScheduleRow): PersonFeeSchedule {
+  const { time_zone, state_of_residence, rules_version } = row;
+  return {
+    jurisdiction: state_of_residence
+      ? { state: state_of_residence, timeZone: time_zone, rulesVersion: Number(rules_version ?? 0) }
+      : undefined,
+    currency: row.currency.trim(),
+    fee_card_instant_minor: nullableNumber(row.fee_card_instant_minor),
+    fee_card_next_day_minor: nullableNumber(row.fee_card_next_day_minor),
+    fee_bank_instant_minor: nullableNumber(row.fee_bank_instant_minor),
+    fee_bank_next_day_minor: nullableNumber(row.fee_bank_next_day_minor),
+  };
 }
 
 function nullableNumber(value: number | string | null): number | null {

@@ -1,15 +1,9 @@
 import type { Kysely } from 'kysely';
-import {
-  afterSql,
-  fetchSize,
-  type ListOrder,
-  PAGE_KEY,
-  type Page,
-  pageKeySql,
-} from '../../db/keyset-page.ts';
+import { afterSql, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
+import { runListPage } from '../../platform/list-page.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { organizationLinkedTo } from '../people/visibility.ts';
 
@@ -88,14 +82,15 @@ export async function findVisibleJobs(
   caller: Caller,
   options: { query: ListQuery; page: Page },
 ): Promise<(JobRow & { [PAGE_KEY]: string })[]> {
-  return jobsVisibleTo(db, caller)
-    .select(pageKeySql(JOB_LIST_ORDER).as(PAGE_KEY))
-    .where(listQuerySql(options.query, JOB_FILTER_FIELDS))
-    .where(afterSql(JOB_LIST_ORDER, options.page))
-    .orderBy('jobs.created_at')
-    .orderBy('jobs.id')
-    .limit(fetchSize(options.page))
-    .execute();
+  const build = (who: Caller, limit: number) =>
+    jobsVisibleTo(db, who)
+      .select(pageKeySql(JOB_LIST_ORDER).as(PAGE_KEY))
+      .where(listQuerySql(options.query, JOB_FILTER_FIELDS))
+      .where(afterSql(JOB_LIST_ORDER, options.page))
+      .orderBy('jobs.created_at')
+      .orderBy('jobs.id')
+      .limit(limit);
+  return runListPage(db, "jobs: a user's first page", caller, options, build);
 }
 
 export async function findVisibleJob(

@@ -1,17 +1,11 @@
 import { type Kysely, type SqlBool, sql } from 'kysely';
-import {
-  afterSql,
-  fetchSize,
-  type ListOrder,
-  PAGE_KEY,
-  type Page,
-  pageKeySql,
-} from '../../db/keyset-page.ts';
+import { afterSql, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../../db/keyset-page.ts';
 import type { DB } from '../../db/schema.ts';
 import type { PaycheckFigures } from '../../money/earnings/paychecks.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { FilterQueryFields } from '../../platform/filter-query.ts';
 import type { Filter } from '../../platform/filters.ts';
+import { runListPage } from '../../platform/list-page.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 import { PAYCHECK_DATE_FIELDS } from './paycheck-values.ts';
 
@@ -113,14 +107,15 @@ export async function findVisiblePaychecks(
   caller: Caller,
   options: { query: ListQuery; page: Page },
 ): Promise<(PaycheckRow & { [PAGE_KEY]: string })[]> {
-  return paychecksVisibleTo(db, caller)
-    .select(pageKeySql(PAYCHECK_LIST_ORDER).as(PAGE_KEY))
-    .where(paycheckListSql(options.query))
-    .where(afterSql(PAYCHECK_LIST_ORDER, options.page))
-    .orderBy('paychecks.pay_period_starts_at')
-    .orderBy('paychecks.id')
-    .limit(fetchSize(options.page))
-    .execute();
+  const build = (who: Caller, limit: number) =>
+    paychecksVisibleTo(db, who)
+      .select(pageKeySql(PAYCHECK_LIST_ORDER).as(PAGE_KEY))
+      .where(paycheckListSql(options.query))
+      .where(afterSql(PAYCHECK_LIST_ORDER, options.page))
+      .orderBy('paychecks.pay_period_starts_at')
+      .orderBy('paychecks.id')
+      .limit(limit);
+  return runListPage(db, "paychecks: a user's first page", caller, options, build);
 }
 
 export async function findVisiblePaycheck(

@@ -4,7 +4,7 @@ import { AppError } from '../../errors/app-error.ts';
 import type { TransferView } from '../../money/advances/advance-service.ts';
 import { fundingSourceOf, transferOf } from '../../money/advances/transfer.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
-import { findFundingSources, findTransferOfPerson, findTransfersOfPerson } from './store.ts';
+import { findTransfersOfPerson, readTransferOfPerson } from './store.ts';
 
 export function transferNotFound(id: string): AppError {
   return new AppError('RECORD_NOT_FOUND', { detail: `No transfer ${id} is visible to this token.` });
@@ -21,14 +21,9 @@ export async function listTransfers(
   page: Page,
 ): Promise<(TransferView & { pageKey: string })[]> {
   const rows = await findTransfersOfPerson(db, personId, query, page);
-  const sources = await findFundingSources(
-    db,
-    rows.map((row) => row.id),
-  );
-  const sourcesOf = Map.groupBy(sources, (source) => source.transfer_id);
   return rows.map((row) => ({
     transfer: transferOf(row),
-    sources: (sourcesOf.get(row.id) ?? []).map(fundingSourceOf),
+    sources: row.funding_sources.map(fundingSourceOf),
     preview: false,
     pageKey: row.page_key,
   }));
@@ -36,8 +31,7 @@ export async function listTransfers(
 
 /** One transfer of the person; RECORD_NOT_FOUND when it is not theirs or does not exist. */
 export async function readTransfer(db: Db, personId: string, id: string): Promise<TransferView> {
-  const row = await findTransferOfPerson(db, personId, id);
+  const row = await readTransferOfPerson(db, personId, id);
   if (!row) throw transferNotFound(id);
-  const sources = await findFundingSources(db, [id]);
-  return { transfer: transferOf(row), sources: sources.map(fundingSourceOf), preview: false };
+  return { transfer: transferOf(row), sources: row.funding_sources.map(fundingSourceOf), preview: false };
 }

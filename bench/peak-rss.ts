@@ -1,0 +1,32 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** The process and every descendant of it (cluster workers), from Linux /proc. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(name)]);
+    } catch {} // the process ended while we read
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []));
+  return tree;
+}
+
+/**
+ * The highest resident set of each process of a server (VmHWM: the peak since it started), in MB, largest first.
+ * Read while the processes still run.
+ */
+export function peakRssMb(root: number): number[] {
+  const peaks: number[] = [];
+  for (const pid of processTree(root)) {
+    try {
+      const line = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (line) peaks.push(Math.round(Number(line[1]) / 1024));
+    } catch {}
+  }
+  return peaks.sort((a, b) => b - a);
+}

@@ -1,0 +1,344 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { localDateOf } from '../src/domain/calendar.ts';
+import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
+import { createMoneyCore } from '../src/money/money-core.ts';
+import { type ProfileSummary, summarizeProfiles } from './cpu-profile.ts';
+import { type CpuShare, formatShare, startCpuShare } from './cpu-share.ts';
+import {
+  analyzeMoneyTables,
+  type BenchWorker,
+  createBenchEmployer,
+  createBenchWorkers,
+  issueWorkerTokens,
+  openBenchSchema,
+  recordShifts,
+  sessionNameOf,
+} from './money-fixture.ts';
+import { peakRssMb, processTree } from './peak-rss.ts';
+import { writeSection } from './report.ts';
+import { benchWorkers, startServer } from './server-process.ts';
+import { advanceBody } from './transfer-load.ts';
+
+const CONNECTIONS = 50;
+const WARM_UP_SECONDS = 2;
+const POOL_SIZE = 20;
+const SHIFT_MINOR = 100_000;
+/** Advances each worker has taken before the reads: some history for the balance and the transfers list. */
+const ADVANCES_EACH = 3;
+
+/** The five reads of issue 22 with a user token; the account is the worker's earnings balance. */
+const READS: readonly { label: string; path: (worker: BenchWorker) => string }[] = [
+  { label: 'GET /rest/accounts/{id}', path: (worker) => `/rest/accounts/${worker.balanceAccountId}` },
+  { label: 'GET /rest/accounts', path: () => '/rest/accounts' },
+  { label: 'GET /rest/transfers', path: () => '/rest/transfers' },
+  { label: 'GET /rest/paychecks', path: () => '/rest/paychecks' },
+  { label: 'GET /rest/jobs', path: () => '/rest/jobs' },
+];
+
+interface BuiltRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+}
+type Result = Awaited<ReturnType<typeof autocannon>>;
+const load = autocannon as unknown as (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  requests: { method: string; path: string; setupRequest: (request: BuiltRequest) => BuiltRequest }[];
+}) => Promise<Result>;
+
+/** One GET path per request, each request a different worker's (their token and their account). */
+function readLoad(
+  baseUrl: string,
+  paths: readonly string[],
+  authorizations: readonly string[],
+  seconds: number,
+): Promise<Result> {
+  let next = 0;
+  return load({
+    url: baseUrl,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'GET',
+        path: paths[0]!,
+        setupRequest(request) {
+          const index = next++ % paths.length;
+          return {
+            ...request,
+            method: 'GET',
+            path: paths[index]!,
+            headers: { authorization: authorizations[index]!, accept: 'application/vnd.api+json' },
+          };
+        },
+      },
+    ],
+  });
+}
+
+/** Starts bench/fixed-json-server.ts with this body; its URL and how to stop it. */
+async function startCeiling(
+  bodyFile: string,
+): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'fixed-json-server.ts'), bodyFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout!.on('data', (chunk) => {
+      text += chunk;
+      const ready = /ready (\d+)/.exec(text);
+      if (ready) resolve(Number(ready[1]));
+    });
+    child.once('exit', () => reject(new Error('the fixed-JSON server exited before it was ready')));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A few advances per worker through the API, some lanes at once, so that the reads have history to show. */
+async function takeAdvances(baseUrl: string, workers: readonly BenchWorker[], tokens: readonly string[]) {
+  let next = 0;
+  let refused = 0;
+  const total = workers.length * ADVANCES_EACH;
+  const lane = async () => {
+    for (let i = next++; i < total; i = next++) {
+      const index = i % workers.length;
+      const response = await fetch(`${baseUrl}/rest/transfers`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens[index]}`,
+          'content-type': 'application/vnd.api+json',
+          'idempotency-key': randomUUID(),
+        },
+        body: advanceBody(workers[index]!, 1000),
+      });
+      await response.arrayBuffer();
+      if (response.status !== 200) refused++;
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, lane));
+  if (refused > 0) throw new Error(`${refused} of ${total} advances were refused`);
+}
+
+interface ReadRun {
+  label: string;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  ceilingPerSecond: number;
+  ceilingP99: number;
+  share: CpuShare | undefined;
+  bytes: number;
+}
+
+export interface ReadsOptions {
+  workers: number;
+  seconds: number;
+  /**
+   * EWA_BENCH_CPU_PROF=<dir>: after the measured runs, serve the five reads together for `seconds` from a server
+   * started with `node --cpu-prof` (its profile kept in that directory), and summarize where its time went.
+   */
+  profileDir?: string | undefined;
+}
+
+/**
+ * The five reads with a user token on PostgreSQL, 50 connections each, each beside the ceiling measured right
+ * after it in the same run: a plain node:http server answering the same bytes as a fixed body.
+ */
+export async function readsScenario(options: ReadsOptions): Promise<void> {
+  const workersPerServer = benchWorkers();
+  const bench = await openBenchSchema(5);
+  const scratch = mkdtempSync(join(tmpdir(), 'ewa-bench-reads-'));
+  const runs: ReadRun[] = [];
+  let peaks: number[] = [];
+  let profile: ProfileSummary | undefined;
+  let books = '';
+  try {
+    const organizationId = await createBenchEmployer(bench.database.db);
+    const workers = await createBenchWorkers(bench.database.db, organizationId, options.workers);
+    const money = createMoneyCore(bench.database.db, bench.config);
+    const now = new Date();
+    await recordShifts(money.earnings, workers, {
+      amountMinor: SHIFT_MINOR,
+      workedOn: localDateOf(now, 'America/New_York'),
+      now,
+      label: 'reads',
+    });
+    const tokens = await issueWorkerTokens(bench, workers);
+    const authorizations = tokens.map((token) => `Bearer ${token}`);
+    const session = `${sessionNameOf(bench.schema)}-api`;
+    const databaseUrl = new URL(bench.env.DATABASE_URL!);
+    databaseUrl.searchParams.set('application_name', session);
+    const serverEnv = {
+      ...bench.env,
+      DATABASE_URL: databaseUrl.toString(),
+      EWA_DB_POOL_SIZE: String(POOL_SIZE),
+      EWA_SCHEDULER: 'false',
+      EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0',
+    };
+    const server = await startServer(serverEnv, { workers: workersPerServer });
+    try {
+      await takeAdvances(server.baseUrl, workers, tokens);
+      await analyzeMoneyTables(bench.database.db);
+      for (const read of READS) {
+        const paths = workers.map(read.path);
+        const sample = await fetch(`${server.baseUrl}${paths[0]}`, {
+          headers: { authorization: authorizations[0]!, accept: 'application/vnd.api+json' },
+        });
+        const body = Buffer.from(await sample.arrayBuffer());
+        if (sample.status !== 200) throw new Error(`${read.label}: ${sample.status} ${body}`);
+        const bodyFile = join(scratch, 'body.json');
+        writeFileSync(bodyFile, body);
+        await readLoad(server.baseUrl, paths, authorizations, WARM_UP_SECONDS);
+        const meter = startCpuShare(processTree(server.child.pid ?? -1), session);
+        const result = await readLoad(server.baseUrl, paths, authorizations, options.seconds);
+        const share = await meter.stop();
+        const ceiling = await startCeiling(bodyFile);
+        let ceilingResult: Result;
+        try {
+          await readLoad(ceiling.url, paths, authorizations, WARM_UP_SECONDS);
+          ceilingResult = await readLoad(ceiling.url, paths, authorizations, options.seconds);
+        } finally {
+          await ceiling.stop();
+        }
+        runs.push({
+          label: read.label,
+          perSecond: Math.round(result.requests.average),
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          ceilingPerSecond: Math.round(ceilingResult.requests.average),
+          ceilingP99: ceilingResult.latency.p99,
+          share,
+          bytes: body.length,
+        });
+        console.log(runs.at(-1));
+      }
+      peaks = peakRssMb(server.child.pid ?? -1);
+    } finally {
+      await server.stop();
+    }
+    if (options.profileDir) {
+      profile = await profileReads(serverEnv, options.profileDir, workers, authorizations, options.seconds);
+    }
+    const violations = await checkLedgerInvariants(bench.database.db);
+    books =
+      violations.length === 0
+        ? 'The books were checked afterwards: every invariant holds (the kept balances equal their entries).'
+        : `THE BOOKS DO NOT HOLD afterwards: ${violations.map((v) => v.rule).join('; ')}.`;
+  } finally {
+    await bench.drop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const percent = (part: number, whole: number) => `${Math.round((part / whole) * 100)} %`;
+  const body = [
+    `## Reads with a user token (PostgreSQL, ${CONNECTIONS} connections, ${options.seconds} s after a ${WARM_UP_SECONDS} s warm-up, autocannon)`,
+    '',
+    `Each read is measured against \`ewa serve\` (${workersPerServer === 1 ? 'one API process' : `--workers ${workersPerServer}`},`,
+    `EWA_BENCH_WORKERS), then its ceiling right after it in the same run: a plain \`node:http\` server answering`,
+    "the same document as a fixed body. Each request is another worker's (their token; for the account, their",
+    `earnings balance). ${options.workers.toLocaleString('en-US')} workers, one shift and ${ADVANCES_EACH} advances each.`,
+    'Goal (issue 22): ≥ 30 % of the ceiling with p99 < 25 ms, using both cores.',
+    '',
+    '| read | requests/s | p50 | p99 | non-2xx / errors | ceiling requests/s (p99) | share of the ceiling | bytes | CPU: server / PostgreSQL / autocannon / other / steal / idle |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...runs.map(
+      (run) =>
+        `| ${run.label} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} / ${run.errors} | ${run.ceilingPerSecond} (${run.ceilingP99} ms) | ${percent(run.perSecond, run.ceilingPerSecond)} | ${run.bytes} | ${formatShare(run.share)} |`,
+    ),
+    '',
+    'The CPU column is shares of the whole machine while each read was measured; "other" is what other programs took',
+    'meanwhile: figures from different runs do not compare, ratios within a run do.',
+    '',
+    `Peak resident set of the server's process${peaks.length > 1 ? 'es' : ''} over the whole run (VmHWM): ${peaks.map((mb) => `${mb} MB`).join(', ')} (goal ≤ 200 MB each).`,
+    '',
+    books,
+    '',
+    ...WHAT_THE_PROFILE_CHANGED,
+    ...(profile ? ['', ...profileLines(profile)] : []),
+  ].join('\n');
+  writeSection('reads', body);
+  console.log(body);
+}
+
+/** The five reads together, one after the other per connection, from a server under `node --cpu-prof`. */
+async function profileReads(
+  env: Record<string, string>,
+  dir: string,
+  workers: readonly BenchWorker[],
+  authorizations: readonly string[],
+  seconds: number,
+): Promise<ProfileSummary> {
+  const before = new Set(existsSync(dir) ? readdirSync(dir) : []);
+  const server = await startServer(env, { workers: benchWorkers(), cpuProfileDir: dir });
+  try {
+    // Each token once first, as the measured runs had them (the advances before them): a process verifies a
+    // token's signature on its first use only, and that is not the reads' work.
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, lane) => {
+        for (let index = lane; index < workers.length; index += 16) {
+          const response = await fetch(`${server.baseUrl}/rest/jobs`, {
+            headers: { authorization: authorizations[index]! },
+          });
+          await response.arrayBuffer();
+        }
+      }),
+    );
+    const paths = workers.flatMap((worker) => READS.map((read) => read.path(worker)));
+    const mixed = paths.map((_, index) => authorizations[Math.floor(index / READS.length)]!);
+    await readLoad(server.baseUrl, paths, mixed, WARM_UP_SECONDS);
+    await readLoad(server.baseUrl, paths, mixed, seconds);
+  } finally {
+    await server.stop();
+  }
+  return summarizeProfiles(dir, { pick: (name) => !before.has(name), seconds });
+}
+
+/** What the first profile of these reads showed, and what was changed because of it (issue 22). */
+const WHAT_THE_PROFILE_CHANGED = [
+  "What the profile changed. The same harness on the code before (commit 7ac699e, profiled over the server's whole",
+  'run, on a busier host: the ceiling at 7,700–19,100/s) put the reads at 4–10 % of their ceilings, with 8.5 % of the',
+  "server's CPU in Kysely building and compiling queries, pino's redaction running over each request's child",
+  'logger, and three round trips in turn for an account (the account; its balance, summed over every ledger entry',
+  'it ever had; the fee schedule), two for transfers (the transfers, then their funding sources). Since: the',
+  'balance is kept on its ledger account (migration 0020) and an account is read in one statement with it and',
+  "the fee schedule; transfers come with their funding sources; the statements of a user's common reads are",
+  'built and compiled once (src/db/compiled-once.ts) and prepared once per connection; the request logger is made',
+  'on its first line. What is left is mostly the socket writes (writev: the statements; writeUtf8String: the',
+  "answers), which the ceiling pays too, node-postgres' parsing, Fastify, helmet's headers, and the garbage",
+  'collector; using the second core is `--workers` (EWA_BENCH_WORKERS=2).',
+];
+
+function profileLines(profile: ProfileSummary): string[] {
+  return [
+    "Where the server's CPU went while it served the five reads together (a server of its own under",
+    '`node --cpu-prof`, after the measured runs; self time over the measured seconds, after its warm-up; idle left',
+    'out):',
+    '',
+    '| area | share |',
+    '|---|---|',
+    ...profile.areas.map((row) => `| ${row.area} | ${row.percent} % |`),
+    '',
+    '| function | share |',
+    '|---|---|',
+    ...profile.functions.map((row) => `| \`${row.name}\` | ${row.percent} % |`),
+  ];
+}
