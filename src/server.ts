@@ -92,7 +92,9 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
     bodyLimit: config.bodyLimitBytes,
     // Request, header, connection and keep-alive time limits: no slow or silent client holds a connection.
     ...listenerLimits(config.http),
-    return503OnClosing: true,
+    // A request that reaches a listener while it closes (on a connection accepted just before, or kept alive) is
+    // answered, with `Connection: close`, rather than refused: a rolling restart of workers then loses none.
+    return503OnClosing: false,
     trustProxy:
       config.trustProxy === true || config.trustProxy === false ? config.trustProxy : [...config.trustProxy],
     // Bodies are validated as sent: no silent coercion of "100" into 100, no silent dropping of fields.

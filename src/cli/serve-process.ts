@@ -63,6 +63,8 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
       metricsServer?.close(),
     ]);
     await database.close();
+    // A worker exits only once no connection can be on its way to it (worker-messages.ts, `ewa:closed!`).
+    if (worker) await primaryHandsNoMore();
     process.exit(0);
   };
   // `on`, not `once`: Ctrl+C under `npm start` sends SIGINT twice (the terminal's to the group, and npm's own),
@@ -73,7 +75,7 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
   process.on('SIGTERM', () => void stop('SIGTERM', worker ? 0 : config.drainDelayMs));
   if (worker) {
     process.on('message', (message: unknown) => {
-      if (!isPrimaryMessage(message)) return;
+      if (!isPrimaryMessage(message) || message.type === 'ewa:closed!') return;
       if (message.type === 'ewa:drain') void stop('the primary', message.delayMs);
       else if (servers.metrics)
         void servers.metrics.registry.getMetricsAsJSON().then((metrics) => {
@@ -138,6 +140,23 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
 
 function send(message: WorkerMessage): void {
   process.send?.(message);
+}
+
+/** Waits for the primary's `ewa:closed!` (a second at most: a primary that does not answer is gone). */
+function primaryHandsNoMore(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve();
+    };
+    const onMessage = (message: unknown) => {
+      if (isPrimaryMessage(message) && message.type === 'ewa:closed!') done();
+    };
+    const timer = setTimeout(done, 1000);
+    process.on('message', onMessage);
+    send({ type: 'ewa:closed' });
+  });
 }
 
 /** What `ewa serve` prints once it serves: where each listener is. */

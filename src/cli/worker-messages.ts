@@ -7,11 +7,20 @@ import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 export type WorkerMessage =
   /** Every listener is up and the background work started: the worker may be sent connections. */
   | { type: 'ewa:ready' }
+  /** Its listeners are closed: once the primary answers, no connection is on its way to this worker any more. */
+  | { type: 'ewa:closed' }
   | { type: 'ewa:metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
 
 export type PrimaryMessage =
   /** Stop: answer /readyz 503 for `delayMs`, stop accepting, finish the requests in flight, exit 0. */
-  { type: 'ewa:drain'; delayMs: number } | { type: 'ewa:metrics?'; id: number };
+  | { type: 'ewa:drain'; delayMs: number }
+  | { type: 'ewa:metrics?'; id: number }
+  /**
+   * The answer to `ewa:closed`. The channel keeps order both ways: the primary read the worker's listeners close
+   * before this, so it hands the worker no more connections, and any it handed before arrive (and are handed back)
+   * before this does.
+   */
+  | { type: 'ewa:closed!' };
 
 function isTyped(message: unknown): message is { type: string } {
   return (
@@ -22,9 +31,9 @@ function isTyped(message: unknown): message is { type: string } {
 }
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
-  return isTyped(message) && (message.type === 'ewa:ready' || message.type === 'ewa:metrics');
+  return isTyped(message) && ['ewa:ready', 'ewa:closed', 'ewa:metrics'].includes(message.type);
 }
 
 export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
-  return isTyped(message) && (message.type === 'ewa:drain' || message.type === 'ewa:metrics?');
+  return isTyped(message) && ['ewa:drain', 'ewa:metrics?', 'ewa:closed!'].includes(message.type);
 }
