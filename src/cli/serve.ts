@@ -27,7 +27,15 @@ export const serveCommand: Command = {
   async run(flags, _positionals, context) {
     const config = loadConfig(context.env);
     // A worker runs the same command line as its primary: it serves, whatever --workers says.
-    if (cluster.isWorker) return serveInThisProcess(context, config);
+    if (cluster.isWorker) {
+      try {
+        return await serveInThisProcess(context, config);
+      } catch (error) {
+        // Its channel to the primary would keep a worker that failed to start alive: let it exit with its code.
+        process.channel?.unref();
+        throw error;
+      }
+    }
     const workers = workerCount(flags, config);
     if (workers > 1) return runPrimary(context, config, workers);
     return serveInThisProcess(context, config);

@@ -12,7 +12,7 @@ import { createClient } from '../../src/oauth/clients.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type ApiProcess, spawnEwa, startApiProcess } from '../helpers/ew-processes.ts';
 import { freePort } from '../helpers/free-port.ts';
-import { formAction, hiddenField } from '../helpers/http-browser.ts';
+import { authorizationUrl, formAction, HttpBrowser, hiddenField } from '../helpers/http-browser.ts';
 import { redisAnswers, TEST_REDIS_URL } from '../helpers/redis.ts';
 import { onPostgres, openTestDatabase } from '../helpers/test-database.ts';
 
@@ -224,54 +224,16 @@ test('ewa serve --workers 2 on PostgreSQL: both serve, limits, revocations and t
   await t.test(
     'the sign-in throttle is one across the workers: 30 wrong passwords at once, 5 checked',
     async () => {
-      const cookies = new Map<string, string>();
-      const keep = (response: Response) => {
-        for (const line of response.headers.getSetCookie()) {
-          const [pair = ''] = line.split(';');
-          cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-        }
-      };
-      const cookie = () => [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-      const authorize = new URL('/oauth2/auth', server.authUrl);
-      for (const [key, value] of Object.entries({
-        client_id: signInClient.clientId,
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        scope: 'openid user:read',
-        state: 's',
-        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-        code_challenge_method: 'S256',
-      }))
-        authorize.searchParams.set(key, value);
-      const start = await fetch(authorize, { redirect: 'manual' });
-      keep(start);
-      const page = await fetch(new URL(start.headers.get('location')!, server.authUrl), {
-        headers: { cookie: cookie() },
-      });
-      keep(page);
-      const body = await page.text();
-      const form = new URLSearchParams({
-        csrf: hiddenField(body, 'csrf'),
-        email,
-        password: 'wrong password',
-      }).toString();
-      const statuses = await Promise.all(
-        Array.from(
-          { length: 30 },
-          async () =>
-            (
-              await freshRequest(`${server.authUrl}${formAction(body)}`, {
-                method: 'POST',
-                headers: {
-                  cookie: cookie(),
-                  'content-type': 'application/x-www-form-urlencoded',
-                  'x-forwarded-for': '192.0.2.77',
-                },
-                body: form,
-              })
-            ).status,
+      // Thirty posts at once open as many connections, which the primary hands round the two workers.
+      const browser = new HttpBrowser(server.authUrl);
+      const page = await browser.follow(authorizationUrl(server.authUrl, signInClient.clientId, REDIRECT));
+      const form = { csrf: hiddenField(page.body, 'csrf'), email, password: 'wrong password' };
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () =>
+          browser.follow(formAction(page.body), { form, headers: { 'x-forwarded-for': '192.0.2.77' } }),
         ),
       );
+      const statuses = answers.map((answer) => answer.response.status);
       assert.equal(statuses.filter((status) => status === 401).length, 5, tally(statuses));
       assert.equal(statuses.filter((status) => status === 429).length, 25, tally(statuses));
     },
@@ -430,4 +392,32 @@ test('one process (the embedded database, or EWA_WORKERS=1): /readyz 503 for EWA
   await eventually(async () => (await freshRequest(`${server.apiUrl}/readyz`)).status === 503, 1500);
   assert.equal((await freshRequest(`${server.apiUrl}/livez`)).status, 200, 'still serving while it drains');
   assert.equal(await server.exited, 0, server.output());
+});
+
+test('a worker that cannot start stops the whole start with its message, exit 1, rather than being restarted', async (t) => {
+  if (!onPostgres) {
+    t.skip('needs PostgreSQL: set DATABASE_URL');
+    return;
+  }
+  const { createServer } = await import('node:net');
+  const database = await openTestDatabase(t);
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.after(() => taken.close());
+  const apiPort = (taken.address() as import('node:net').AddressInfo).port;
+  const running = spawnEwa(['serve', '--workers', '2'], {
+    ...database.env,
+    EWA_HOST: '127.0.0.1',
+    EWA_API_PORT: String(apiPort),
+    EWA_AUTH_PORT: String(await freePort()),
+    EWA_PAYMENTS_PORT: String(await freePort()),
+    EWA_SCHEDULER: 'false',
+  });
+  t.after(() => running.kill());
+  assert.equal(await running.exited, 1, running.output());
+  assert.match(
+    running.output(),
+    new RegExp(`127\\.0\\.0\\.1:${apiPort} is in use by another process \\(EADDRINUSE\\)`),
+  );
+  assert.match(running.output(), /A worker did not start \(its message is above\): stopping\./);
 });
