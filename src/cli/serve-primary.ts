@@ -12,7 +12,7 @@ import { type MetricsServer, startMetricsServer } from '../platform/metrics-serv
 import { describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
 import { type CliContext, writeLine } from './command.ts';
 import { openMigratedDatabase } from './open-database.ts';
-import { runningBanner } from './serve-process.ts';
+import { portInUse, runningBanner } from './serve-process.ts';
 import { isWorkerMessage, type PrimaryMessage } from './worker-messages.ts';
 
 /** A worker that is not ready this long after it was forked is given up (a rolling restart then stops). */
@@ -56,7 +56,15 @@ export async function runPrimary(context: CliContext, config: Config, workerCoun
   const primary = new Primary(context, config);
   if (!(await primary.start(workerCount))) return 1;
   let metricsServer: MetricsServer | undefined;
-  if (config.metrics) metricsServer = await startMetricsServer(primary.metrics, config.metrics);
+  if (config.metrics) {
+    try {
+      metricsServer = await startMetricsServer(primary.metrics, config.metrics);
+    } catch (error) {
+      await primary.stop('a failed start', 0);
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      throw portInUse(config.metrics.host, config.metrics.port, 'EWA_METRICS_PORT');
+    }
+  }
   const stop = (signal: string) => {
     void primary.stop(signal).then(async (code) => {
       await metricsServer?.close();

@@ -69,9 +69,11 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
   };
   // `on`, not `once`: Ctrl+C under `npm start` sends SIGINT twice (the terminal's to the group, and npm's own),
   // and a second signal without a listener would kill the process half-way through stopping. The shutdown
-  // timeout bounds the stop whatever arrives. A worker's stop comes from its primary (which waits the drain
-  // delay); a signal sent to a worker alone stops it at once.
-  process.on('SIGINT', () => void stop('SIGINT', worker ? 0 : config.drainDelayMs));
+  // timeout bounds the stop whatever arrives. A worker leaves Ctrl+C (sent to the whole group) to its primary,
+  // which drains every worker; SIGTERM sent to a worker alone stops it at once, and the primary replaces it.
+  process.on('SIGINT', () => {
+    if (!worker) void stop('SIGINT', config.drainDelayMs);
+  });
   process.on('SIGTERM', () => void stop('SIGTERM', worker ? 0 : config.drainDelayMs));
   if (worker) {
     process.on('message', (message: unknown) => {
@@ -95,9 +97,7 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
       await Promise.all(apps.map((each) => each.close()));
       await database.close();
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      throw new ConfigError(
-        `${config.host}:${port} is in use by another process (EADDRINUSE): stop it, or set ${variable} to a free port.`,
-      );
+      throw portInUse(config.host, port, variable);
     }
   }
   if (servers.metrics && config.metrics && !worker) {
@@ -107,9 +107,7 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
       await Promise.all(apps.map((each) => each.close()));
       await database.close();
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      throw new ConfigError(
-        `${config.metrics.host}:${config.metrics.port} is in use by another process (EADDRINUSE): stop it, or set EWA_METRICS_PORT to a free port.`,
-      );
+      throw portInUse(config.metrics.host, config.metrics.port, 'EWA_METRICS_PORT');
     }
   }
   const { dataDir } = config.database.kind === 'pglite' ? config.database : { dataDir: ':memory:' };
@@ -136,6 +134,13 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
   }
   writeLine(context.stdout, runningBanner(config, metricsServer?.port));
   return 0;
+}
+
+/** The start's one line when a port is taken. */
+export function portInUse(host: string, port: number, variable: string): ConfigError {
+  return new ConfigError(
+    `${host}:${port} is in use by another process (EADDRINUSE): stop it, or set ${variable} to a free port.`,
+  );
 }
 
 function send(message: WorkerMessage): void {
