@@ -54,7 +54,13 @@ export async function runPrimary(context: CliContext, config: Config, workerCoun
     await database.close();
   }
   const primary = new Primary(context, config);
+  // Installed before the workers start: SIGHUP's default would end the primary. It restarts nothing until started.
+  let started = false;
+  process.on('SIGHUP', () => {
+    if (started) void primary.rollingRestart();
+  });
   if (!(await primary.start(workerCount))) return 1;
+  started = true;
   let metricsServer: MetricsServer | undefined;
   if (config.metrics) {
     try {
@@ -73,7 +79,6 @@ export async function runPrimary(context: CliContext, config: Config, workerCoun
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGHUP', () => void primary.rollingRestart());
   writeLine(context.stdout, runningBanner(config, metricsServer?.port, workerCount));
   return 0;
 }
