@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { hkdfSync } from 'node:crypto';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { isAbaRoutingNumber, UAT_ROUTING_NUMBER } from './domain/routing-number.ts';
 
@@ -72,6 +73,14 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly healthDbTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  /**
+   * After a stop is asked for, how long each process keeps serving with /readyz answering 503, so that a load
+   * balancer takes it out of rotation before it stops accepting connections.
+   */
+  readonly drainDelayMs: number;
+  readonly workers: WorkersConfig;
+  /** Redis, when set: rate limits shared by every process and host (src/platform/shared-store.ts). */
+  readonly redisUrl: string | undefined;
   readonly http: HttpLimits;
   readonly loadShedding: LoadSheddingConfig;
   /**
@@ -101,6 +110,14 @@ export interface TracingConfig {
   readonly serviceName: string;
   /** Share of traces started here that are kept; a caller's sampled flag (traceparent) is followed as it is. */
   readonly sampleRatio: number;
+}
+
+/** How many processes `ewa serve` runs (src/cli/serve-primary.ts). */
+export interface WorkersConfig {
+  /** Worker processes: the cores on PostgreSQL, 1 on the embedded database (one process per data directory). */
+  readonly count: number;
+  /** Whether EWA_WORKERS set the count (the embedded database refuses more than 1 only when asked for it). */
+  readonly explicit: boolean;
 }
 
 /** Where GET /metrics is served: a listener of its own, never one of the public three. */
@@ -302,6 +319,9 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: read.integer('EWA_BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
     healthDbTimeoutMs: read.integer('EWA_HEALTH_DB_TIMEOUT_MS', 1000, 50, 60_000),
     shutdownTimeoutMs: read.integer('EWA_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    drainDelayMs: read.integer('EWA_DRAIN_DELAY_MS', 0, 0, 600_000),
+    workers: workersConfig(read, database),
+    redisUrl: read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']),
     http,
     loadShedding: {
       // The embedded database runs its statements in this thread, so a long one stalls the event loop by design:
@@ -445,6 +465,24 @@ function checkAchIdentity(ach: AchConfig): void {
   if (!isAbaRoutingNumber(ach.immediateDestination))
     throw new ConfigError(
       `EWA_ACH_IMMEDIATE_DESTINATION ${ach.immediateDestination} fails the routing-number checksum: check the nine digits against your bank's ACH instructions.`,
+    );
+}
+
+/** EWA_WORKERS, checked against the database: the embedded one is locked by the process that opens it. */
+function workersConfig(read: EnvReader, database: DatabaseConfig): WorkersConfig {
+  const explicit = read.optionalInteger('EWA_WORKERS', 1, 256, 'a whole number from 1 to 256');
+  if (explicit !== undefined) {
+    checkWorkerCount(explicit, database, 'EWA_WORKERS');
+    return { count: explicit, explicit: true };
+  }
+  return { count: database.kind === 'postgres' ? availableParallelism() : 1, explicit: false };
+}
+
+/** More than one worker needs PostgreSQL: the embedded database's data directory belongs to one process. */
+export function checkWorkerCount(count: number, database: DatabaseConfig, setting: string): void {
+  if (count > 1 && database.kind === 'pglite')
+    throw new ConfigError(
+      `${setting}=${count} needs DATABASE_URL: the embedded database is opened by one process only, so it runs one worker.`,
     );
 }
 

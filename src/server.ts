@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Writable } from 'node:stream';
 import Fastify, {
@@ -28,6 +29,9 @@ import { loggerOptions } from './platform/logger.ts';
 import { JSON_API_MEDIA, JSON_MEDIA } from './platform/media-types.ts';
 import { Metrics } from './platform/metrics.ts';
 import { openApiPlugin } from './platform/openapi.ts';
+import { probeRoutes } from './platform/probe-routes.ts';
+import { Readiness } from './platform/readiness.ts';
+import { connectRedis } from './platform/redis.ts';
 import { requestIdOf } from './platform/request-id.ts';
 import { lazyRequestLogger } from './platform/request-logger.ts';
 import { restCorsPlugin } from './platform/rest-cors.ts';
@@ -81,12 +85,15 @@ export interface Servers {
   payments: FastifyInstance;
   /** The Prometheus metrics of the three listeners, the pool and the database; absent when EWA_METRICS_PORT is unset. */
   metrics?: Metrics;
+  /** What /readyz answers: `ewa serve` drains it when asked to stop. */
+  readiness: Readiness;
 }
 
 function fastifyOptions(config: Config, deps: ServerDeps, listener: string): FastifyHttpOptions<Server> {
   const logger = { ...loggerOptions(config), ...(deps.logStream ? { stream: deps.logStream } : {}) };
   return {
-    logger: { ...logger, base: { listener } },
+    // A worker of `ewa serve --workers` names itself, so that its lines can be told from its siblings'.
+    logger: { ...logger, base: cluster.isWorker ? { listener, pid: process.pid } : { listener } },
     genReqId: (request) => requestIdOf(request, deps.newId),
     childLoggerFactory: lazyRequestLogger,
     // One access line per request comes from access-log.ts instead of Fastify's two; Fastify's error lines stay.
@@ -94,7 +101,9 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
     bodyLimit: config.bodyLimitBytes,
     // Request, header, connection and keep-alive time limits: no slow or silent client holds a connection.
     ...listenerLimits(config.http),
-    return503OnClosing: true,
+    // A request that reaches a listener while it closes (on a connection accepted just before, or kept alive) is
+    // answered, with `Connection: close`, rather than refused: a rolling restart of workers then loses none.
+    return503OnClosing: false,
     trustProxy:
       config.trustProxy === true || config.trustProxy === false ? config.trustProxy : [...config.trustProxy],
     // Bodies are validated as sent: no silent coercion of "100" into 100, no silent dropping of fields.
@@ -123,16 +132,23 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // One key set for issuing card tokens and for taking them back; one tokenizer for both listeners that serve it,
   // so that its rate limits count both paths together.
   const cardTokenKeys = await CardTokenKeys.fromConfig(config.cards.tokenKeys);
-  const cardTokens = {
-    tokenizer: CardTokenizer.create(config, cardTokenKeys, now),
-    cors: new CorsPolicy(config.cards.corsOrigins),
-    errorsBaseUrl: config.api.publicUrl,
-  };
-
   const api = Fastify({
     ...fastifyOptions(config, deps, 'api'),
     ...edgeErrorOptions({ mediaType: JSON_API_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, api.log) : undefined;
+  const cardTokens = {
+    tokenizer: CardTokenizer.create(config, cardTokenKeys, now),
+    cors: new CorsPolicy(config.cards.corsOrigins),
+    errorsBaseUrl: config.api.publicUrl,
+    redis,
+    limits: {
+      perClientPerMinute: config.cards.tokensPerIpPerMinute,
+      perCardPerMinute: config.cards.tokensPerCardPerMinute,
+    },
+  };
+  const readiness = new Readiness(deps.database, config.healthDbTimeoutMs);
+
   // The money work's clock: in UAT the sandbox's (real time plus the offset `ewa sandbox advance` moves, re-read
   // every second); tokens, sign-in and card tokens keep real time, so nothing expires because the sandbox moved.
   const sandboxClock = config.env === 'uat' ? await SandboxClock.open(db, now) : undefined;
@@ -155,6 +171,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     await Promise.all([money.outbox.stop(), webhooks.dispatcher.stop()]);
     revocations.stop();
     sandboxClock?.stop();
+    redis?.disconnect();
   });
   // Counted only when someone scrapes them: with EWA_METRICS_PORT unset a request pays nothing for metrics.
   const metrics = config.metrics
@@ -182,6 +199,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     prefilledClientId: referencePageSignIn(config)?.prefilledClientId,
   });
   await api.register(errorsPagePlugin);
+  await api.register(probeRoutes, { readiness });
   await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
   await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(adminRoutes, {
@@ -243,6 +261,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   if (metrics) await auth.register(metrics.httpPlugin, { listener: 'auth' });
   await auth.register(securityHeadersPlugin, { config, listener: 'auth' });
   await auth.register(loadSheddingPlugin, { config: config.loadShedding, refuse: refuseOnAuthServer });
+  await auth.register(probeRoutes, { readiness });
   await auth.register(authApp, { config, db, now });
   const payments = Fastify({
     ...fastifyOptions(config, deps, 'payments'),
@@ -253,6 +272,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   if (metrics) await payments.register(metrics.httpPlugin, { listener: 'payments' });
   await payments.register(securityHeadersPlugin, { config, listener: 'payments' });
   await payments.register(loadSheddingPlugin, { config: config.loadShedding });
+  await payments.register(probeRoutes, { readiness });
   for (const app of [auth, payments]) {
     app.addHook('onRequest', async (request, reply) => {
       reply.header('X-Request-Id', request.id);
@@ -263,5 +283,5 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
-  return { money, webhooks, sandbox, api, auth, payments, ...(metrics ? { metrics } : {}) };
+  return { money, webhooks, sandbox, api, auth, payments, readiness, ...(metrics ? { metrics } : {}) };
 }

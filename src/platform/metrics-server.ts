@@ -1,7 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MetricsConfig } from '../config.ts';
-import type { Metrics } from './metrics.ts';
+
+/** What answers a scrape: one process's Metrics, or the primary's sum of its workers' (serve-primary.ts). */
+export interface MetricsSource {
+  readonly contentType: string;
+  scrape(): Promise<string>;
+}
 
 export interface MetricsServer {
   /** The port it listens on (the one chosen when EWA_METRICS_PORT is 0). */
@@ -13,7 +18,10 @@ export interface MetricsServer {
  * GET /metrics on a listener of its own, plain node:http rather than a fourth Fastify app: it has one route, no
  * body, no token, and must answer even when the public listeners shed load. Anything else is 404.
  */
-export async function startMetricsServer(metrics: Metrics, config: MetricsConfig): Promise<MetricsServer> {
+export async function startMetricsServer(
+  metrics: MetricsSource,
+  config: MetricsConfig,
+): Promise<MetricsServer> {
   const server: Server = createServer((request, response) => {
     const path = request.url?.split('?')[0];
     if (request.method !== 'GET' || path !== '/metrics') {
@@ -24,7 +32,7 @@ export async function startMetricsServer(metrics: Metrics, config: MetricsConfig
     }
     metrics.scrape().then(
       (text) => {
-        response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text);
+        response.writeHead(200, { 'content-type': metrics.contentType }).end(text);
       },
       (error: unknown) => {
         response

@@ -78,6 +78,8 @@ export class Metrics {
     { name: 'metrics', fastify: '5.x' },
   );
 
+  readonly contentType = this.registry.contentType;
+
   /** The text Prometheus scrapes. */
   scrape(): Promise<string> {
     return this.registry.metrics();
@@ -112,6 +114,9 @@ export class Metrics {
     const read = () => this.#read();
     new Gauge({
       name: 'ewa_metrics_database_up',
+      // With workers, the primary adds their metrics together: the lowest answer for this, the highest for the
+      // database's own figures, which every worker reads alike, rather than their sum.
+      aggregator: 'min',
       help: '1 when the database part of this scrape was read within its time limit, else 0 (its gauges are then left out).',
       registers,
       async collect() {
@@ -120,6 +125,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'ewa_outbox_depth',
+      aggregator: 'max',
       help: 'Messages in the outbox not yet sent, by topic (rail.payment, webhook.delivery).',
       labelNames: ['topic'],
       registers,
@@ -130,6 +136,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'ewa_outbox_lag_seconds',
+      aggregator: 'max',
       help: 'How long the oldest message that is due has waited to be sent, by topic; 0 when none is due.',
       labelNames: ['topic'],
       registers,
@@ -140,6 +147,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'ewa_transfers',
+      aggregator: 'max',
       help: 'Transfers by status; only PENDING is counted (from its partial index): the others grow without end.',
       labelNames: ['status'],
       registers,
@@ -151,6 +159,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'ewa_scheduled_job_last_success_age_seconds',
+      aggregator: 'max',
       help: 'Time since the latest successful run of each scheduled job ended; absent until its first success.',
       labelNames: ['job'],
       registers,
@@ -164,6 +173,7 @@ export class Metrics {
     const { jobs, now } = this.#options;
     new Gauge({
       name: 'ewa_scheduled_job_interval_seconds',
+      aggregator: 'max',
       help: 'How often each scheduled job falls due: its last-success age should stay below about twice this.',
       labelNames: ['job'],
       registers,

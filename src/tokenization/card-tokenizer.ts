@@ -4,16 +4,25 @@ import { CardFingerprints } from './card-fingerprint.ts';
 import type { CardTokenKeys } from './card-token.ts';
 import { validateCardRequest, wellFormedCardNumber } from './card-validation.ts';
 import { clientAddressKey } from './client-address.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { type RateLimitDecision, RateLimiter } from './rate-limit.ts';
+import type { CardLimitName } from './shared-rate-limits.ts';
 import { UAT_TEST_CARDS } from './test-cards.ts';
 
 const MINUTE_MS = 60_000;
 /** Per limit: a flood from more addresses or cards than this forgets the oldest windows instead of growing. */
 export const RATE_LIMIT_KEYS_MAX = 100_000;
+export const RATE_LIMIT_WINDOW_MS = MINUTE_MS;
+
+/**
+ * Counts an attempt in the store all processes share (Redis); rejects when it does not answer. Absent without
+ * REDIS_URL: then each process counts alone.
+ */
+export type SharedLimit = (limit: CardLimitName, key: string) => Promise<RateLimitDecision>;
 
 /**
  * Card data in, a short-lived encrypted card token out. Built once per server, so that both listeners that serve
- * it share one key set and one pair of rate limits. Limits are per process (see RateLimiter).
+ * it share one key set and one pair of rate limits: counted in Redis when the listener passes a shared limit,
+ * else (and while Redis does not answer) in this process (see RateLimiter).
  */
 export class CardTokenizer {
   readonly #keys: CardTokenKeys;
@@ -28,7 +37,7 @@ export class CardTokenizer {
     this.#keys = keys;
     this.#now = now;
     this.#fingerprints = new CardFingerprints(config.masterKey);
-    const window = { windowMs: MINUTE_MS, keysMax: RATE_LIMIT_KEYS_MAX, now };
+    const window = { windowMs: RATE_LIMIT_WINDOW_MS, keysMax: RATE_LIMIT_KEYS_MAX, now };
     this.#perClient = new RateLimiter({ ...window, limit: config.cards.tokensPerIpPerMinute });
     this.#perCard = new RateLimiter({ ...window, limit: config.cards.tokensPerCardPerMinute });
   }
@@ -38,8 +47,8 @@ export class CardTokenizer {
   }
 
   /** Counts an attempt from this client address, whatever it sends; throws TOO_MANY_REQUESTS past the limit. */
-  admitClient(ip: string): void {
-    const decision = this.#perClient.hit(clientAddressKey(ip));
+  async admitClient(ip: string, shared?: SharedLimit): Promise<void> {
+    const decision = await counted(this.#perClient, 'card-client', clientAddressKey(ip), shared);
     if (!decision.allowed) {
       throw tooManyRequests(
         `Too many card token requests from this address; try again in ${decision.retryAfterSeconds} seconds.`,
@@ -53,10 +62,13 @@ export class CardTokenizer {
    * attempts with a wrong expiry or name count too), validate every field, keep the sandbox to its test cards,
    * then issue the token, which leaves the CVV out.
    */
-  async tokenize(body: unknown): Promise<{ token: string }> {
+  async tokenize(body: unknown, shared?: SharedLimit): Promise<{ token: string }> {
     const now = this.#now();
     const validation = validateCardRequest(body, now);
-    this.#admitCard(validation.ok ? validation.request.card.card_number : wellFormedCardNumber(body));
+    await this.#admitCard(
+      validation.ok ? validation.request.card.card_number : wellFormedCardNumber(body),
+      shared,
+    );
     if (!validation.ok) throw validation.error;
     const { card } = validation.request;
     if (this.#isSandbox() && !UAT_TEST_CARDS.has(card.card_number)) {
@@ -70,12 +82,12 @@ export class CardTokenizer {
     return { token };
   }
 
-  #admitCard(cardNumber: string | undefined): void {
+  async #admitCard(cardNumber: string | undefined, shared: SharedLimit | undefined): Promise<void> {
     // The sandbox's three test cards are shared by every developer: a per-card limit on them would let one
     // developer lock out all the others (API.md: fraud checks skip them).
     if (cardNumber === undefined || (this.#isSandbox() && UAT_TEST_CARDS.has(cardNumber))) return;
     // Keyed by fingerprint, so that the limiter's memory never holds a card number.
-    const decision = this.#perCard.hit(this.#fingerprints.of(cardNumber));
+    const decision = await counted(this.#perCard, 'card', this.#fingerprints.of(cardNumber), shared);
     if (!decision.allowed) {
       throw tooManyRequests(
         `Too many card token requests for this card; try again in ${decision.retryAfterSeconds} seconds.`,
@@ -87,6 +99,26 @@ export class CardTokenizer {
   #isSandbox(): boolean {
     return this.#config.env === 'uat';
   }
+}
+
+/**
+ * The shared count when there is one and it answers; else this process's. Redis away must neither refuse every
+ * card (fail closed would stop people adding cards) nor lift the limit (fail open would let card testing through).
+ */
+async function counted(
+  local: RateLimiter,
+  limit: CardLimitName,
+  key: string,
+  shared: SharedLimit | undefined,
+): Promise<RateLimitDecision> {
+  if (shared) {
+    try {
+      return await shared(limit, key);
+    } catch {
+      // Counted here instead; redis.ts warns that Redis is away.
+    }
+  }
+  return local.hit(key);
 }
 
 function tooManyRequests(detail: string, retryAfterSeconds: number): AppError {

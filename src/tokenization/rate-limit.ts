@@ -16,9 +16,8 @@ interface Window {
 
 /**
  * A fixed window per key that opens at the key's first attempt: at most `limit` attempts until it closes
- * `windowMs` later. The state lives in this process only, so with N processes behind a load balancer a client can
- * make up to N times the limit; that is accepted because the limit is there to make card testing slow, not to
- * count exactly.
+ * `windowMs` later. The state lives in this process only, so with N processes behind a load balancer and no Redis
+ * a client can make up to N times the limit (rate-limit-store.ts says why that is accepted).
  *
  * Windows sit in a Map in the order they opened (a new window is deleted and set again), so the expired ones are
  * always at the front and are swept there on each attempt: the cost is constant per attempt on average.
@@ -36,6 +35,13 @@ export class RateLimiter {
 
   /** Counts one attempt for `key` and says whether it may go on. A refused attempt still counts. */
   hit(key: string): RateLimitDecision {
+    const { count, remainingMs } = this.count(key);
+    if (count <= this.#options.limit) return { allowed: true };
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(remainingMs / 1000)) };
+  }
+
+  /** Counts one attempt for `key`: the attempts in its window so far, this one included, and the window's time left. */
+  count(key: string): { count: number; remainingMs: number } {
     const nowMs = this.#options.now().getTime();
     this.#sweep(nowMs);
     let window = this.#windows.get(key);
@@ -47,9 +53,7 @@ export class RateLimiter {
       this.#evictOverflow();
     }
     window.count += 1;
-    if (window.count <= this.#options.limit) return { allowed: true };
-    const remainingMs = window.startMs + this.#options.windowMs - nowMs;
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(remainingMs / 1000)) };
+    return { count: window.count, remainingMs: window.startMs + this.#options.windowMs - nowMs };
   }
 
   /** Keys tracked now (tests check that memory stays bounded). */

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
 import { Type } from 'typebox';
 import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
@@ -8,9 +9,10 @@ import { JSON_MEDIA } from '../platform/media-types.ts';
 import { traceIdOf } from '../platform/request-id.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { utf8Body } from '../platform/utf8-body.ts';
-import type { CardTokenizer } from './card-tokenizer.ts';
+import { type CardTokenizer, RATE_LIMIT_WINDOW_MS, type SharedLimit } from './card-tokenizer.ts';
 import { TEXT_LENGTH_MAX } from './card-validation.ts';
 import type { CorsPolicy } from './cors-policy.ts';
+import { sharedCardLimits } from './shared-rate-limits.ts';
 
 /** A card request is a few hundred bytes; a small limit keeps floods of large bodies cheap to refuse. */
 export const CARD_TOKEN_BODY_LIMIT_BYTES = 8192;
@@ -22,6 +24,9 @@ export interface CardTokenRoutesOptions {
   cors: CorsPolicy;
   /** Where the error catalog page is (the API listener), for `links.about`. */
   errorsBaseUrl: string;
+  /** With REDIS_URL: the limits are counted there, shared by every process and host. */
+  redis?: Redis | undefined;
+  limits: { perClientPerMinute: number; perCardPerMinute: number };
 }
 
 const text = (description: string, example: string) =>
@@ -73,7 +78,16 @@ const CardTokenResponseSchema = Type.Object({
  * parsers, hooks and error handler touch only these routes.
  */
 export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async (app, options) => {
-  const { path, tokenizer, cors, errorsBaseUrl } = options;
+  const { path, tokenizer, cors, errorsBaseUrl, redis, limits } = options;
+  const sharedCount = redis
+    ? await sharedCardLimits(app, {
+        redis,
+        windowMs: RATE_LIMIT_WINDOW_MS,
+        maxOf: { 'card-client': limits.perClientPerMinute, card: limits.perCardPerMinute },
+      })
+    : undefined;
+  const sharedOf = (request: FastifyRequest): SharedLimit | undefined =>
+    sharedCount && ((limit, key) => sharedCount(request, limit, key));
 
   // JSON only: a text/plain or form post (what a browser may send without a preflight) is refused with 415, and so
   // is JSON in another charset than UTF-8; bytes that are not UTF-8 are 400.
@@ -127,10 +141,10 @@ export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async
       validatorCompiler: () => () => true,
       onRequest: async (request, reply) => {
         reply.headers(cors.responseHeaders(request.headers.origin));
-        tokenizer.admitClient(request.ip);
+        await tokenizer.admitClient(request.ip, sharedOf(request));
       },
     },
-    async (request) => tokenizer.tokenize(request.body),
+    async (request) => tokenizer.tokenize(request.body, sharedOf(request)),
   );
 };
 

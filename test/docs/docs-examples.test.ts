@@ -73,7 +73,7 @@ interface Server {
 function spawnServe(env: Record<string, string>): Omit<Server, 'env' | 'ports'> {
   let text = '';
   const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', EWA_WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const keep = (chunk: Buffer) => {

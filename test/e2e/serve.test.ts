@@ -21,7 +21,7 @@ interface Running {
 function start(env: Record<string, string>): Running {
   let text = '';
   const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', EWA_WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (chunk) => {

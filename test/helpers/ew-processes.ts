@@ -26,7 +26,8 @@ export interface EwaProcess {
 export function spawnEwa(args: string[], env: Record<string, string>): EwaProcess {
   let text = '';
   const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', EWA_LOG_LEVEL: 'warn', ...env },
+    // One process, unless a test asks for workers: on PostgreSQL the default is one per core.
+    env: { PATH: process.env.PATH ?? '', EWA_LOG_LEVEL: 'warn', EWA_WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const keep = (chunk: Buffer) => {

@@ -66,6 +66,22 @@ export class HttpBrowser {
   }
 }
 
+/** The start of a sign-in: an authorization request with PKCE for `openid user:read`, as a partner app sends it. */
+export function authorizationUrl(origin: string, clientId: string, redirectUri: string): string {
+  const url = new URL('/oauth2/auth', origin);
+  for (const [key, value] of Object.entries({
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: redirectUri,
+    scope: 'openid user:read',
+    state: 's',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  }))
+    url.searchParams.set(key, value);
+  return url.toString();
+}
+
 /** The value of a hidden input on a page. */
 export function hiddenField(page: string, name: string): string {
   const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page);

@@ -4,7 +4,7 @@ import { type TestContext, test } from 'node:test';
 import { hashPassword } from '../../src/crypto/passwords.ts';
 import { createClient } from '../../src/oauth/clients.ts';
 import { type ApiProcess, startApiProcess } from '../helpers/ew-processes.ts';
-import { formAction, HttpBrowser, hiddenField } from '../helpers/http-browser.ts';
+import { authorizationUrl, formAction, HttpBrowser, hiddenField } from '../helpers/http-browser.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { onPostgres, openTestDatabase } from '../helpers/test-database.ts';
 import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
@@ -14,27 +14,10 @@ import { createTestClient, createTestPerson } from '../helpers/tokens.ts';
 // that no test's tries count against another's.
 const REDIRECT = 'https://partner.example/callback';
 const PASSWORD = 'correct horse battery';
-const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
-
-function authorizationUrl(origin: string, clientId: string): string {
-  const url = new URL('/oauth2/auth', origin);
-  for (const [key, value] of Object.entries({
-    client_id: clientId,
-    response_type: 'code',
-    redirect_uri: REDIRECT,
-    scope: 'openid user:read',
-    state: 's',
-    code_challenge: CHALLENGE,
-    code_challenge_method: 'S256',
-  }))
-    url.searchParams.set(key, value);
-  return url.toString();
-}
-
 /** A sign-in page of its own interaction, and a way to post that form from an address. */
 async function signInForm(app: ListeningApp, clientId: string) {
   const browser = new HttpBrowser(app.authUrl);
-  const page = await browser.follow(authorizationUrl(app.authUrl, clientId));
+  const page = await browser.follow(authorizationUrl(app.authUrl, clientId, REDIRECT));
   const csrf = hiddenField(page.body, 'csrf');
   return (email: string, password: string, address: string) =>
     browser.follow(formAction(page.body), {
@@ -167,7 +150,9 @@ test('two server processes on one PostgreSQL check at most the threshold of 30 p
     }
   };
   const cookie = () => [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  const start = await fetch(authorizationUrl(servers[0]!.authUrl, client.clientId), { redirect: 'manual' });
+  const start = await fetch(authorizationUrl(servers[0]!.authUrl, client.clientId, REDIRECT), {
+    redirect: 'manual',
+  });
   keep(start);
   const pagePath = new URL(start.headers.get('location')!, servers[0]!.authUrl).pathname;
   const page = await fetch(`${servers[0]!.authUrl}${pagePath}`, { headers: { cookie: cookie() } });

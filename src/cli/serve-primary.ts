@@ -1,0 +1,290 @@
+import cluster, { type Worker } from 'node:cluster';
+import {
+  AggregatorRegistry,
+  Counter,
+  Gauge,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from 'prom-client';
+import type { Config } from '../config.ts';
+import { type MetricsServer, startMetricsServer } from '../platform/metrics-server.ts';
+import { describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
+import { type CliContext, writeLine } from './command.ts';
+import { openMigratedDatabase } from './open-database.ts';
+import { portInUse, runningBanner } from './serve-process.ts';
+import { isWorkerMessage, type PrimaryMessage } from './worker-messages.ts';
+
+/** A worker that is not ready this long after it was forked is given up (a rolling restart then stops). */
+const READY_TIMEOUT_MS = 120_000;
+/** Replacing a worker that died waits 0.5 s, doubling at each death in a row up to this: never a hot loop. */
+const REPLACE_DELAY_MAX_MS = 30_000;
+const REPLACE_DELAY_FIRST_MS = 500;
+/** A worker that served this long before it died resets the doubling: it was not a crash loop. */
+const STABLE_AFTER_MS = 60_000;
+/** How long a scrape waits for the workers' metrics; a worker that has not answered by then is left out. */
+const SCRAPE_TIMEOUT_MS = 2000;
+
+interface Slot {
+  worker: Worker;
+  readyAtMs: number | undefined;
+  /** Asked to stop by the primary: its exit is expected, not replaced. */
+  retiring: boolean;
+  /**
+   * Replaced if it dies before it is ready: a replacement of a worker that died is. A worker of the first start or of
+   * a rolling restart is not: its caller reports the failure instead.
+   */
+  replaceIfEarlyDeath: boolean;
+}
+
+/**
+ * The primary of `ewa serve --workers N` (node:cluster): it serves nothing itself. It migrates and seeds once,
+ * forks N workers that share the three ports (the primary accepts connections and hands them round), replaces
+ * a worker that dies, restarts them one at a time on SIGHUP, drains them all on SIGTERM or SIGINT, and serves the
+ * workers' metrics added together on EWA_METRICS_PORT.
+ */
+export async function runPrimary(context: CliContext, config: Config, workerCount: number): Promise<number> {
+  const { database } = await openMigratedDatabase(context, config);
+  try {
+    if (config.seedDemoData) {
+      const outcome = await seedDemoDataOnce(database.db, new Date(), config, { soleProcess: false });
+      if (outcome !== 'PRESENT') writeLine(context.stdout, describeDemoSeed(outcome));
+    }
+  } finally {
+    await database.close();
+  }
+  const primary = new Primary(context, config);
+  // Installed before the workers start: SIGHUP's default would end the primary. It restarts nothing until started.
+  let started = false;
+  process.on('SIGHUP', () => {
+    if (started) void primary.rollingRestart();
+  });
+  if (!(await primary.start(workerCount))) return 1;
+  started = true;
+  let metricsServer: MetricsServer | undefined;
+  if (config.metrics) {
+    try {
+      metricsServer = await startMetricsServer(primary.metrics, config.metrics);
+    } catch (error) {
+      await primary.stop('a failed start', 0);
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      throw portInUse(config.metrics.host, config.metrics.port, 'EWA_METRICS_PORT');
+    }
+  }
+  const stop = (signal: string) => {
+    void primary.stop(signal).then(async (code) => {
+      await metricsServer?.close();
+      process.exit(code);
+    });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  writeLine(context.stdout, runningBanner(config, metricsServer?.port, workerCount));
+  return 0;
+}
+
+class Primary {
+  readonly #context: CliContext;
+  readonly #config: Config;
+  readonly #slots = new Map<number, Slot>();
+  #stopping: Promise<number> | undefined;
+  #restarting = false;
+  #deathsInARow = 0;
+  readonly #replacements = new Set<NodeJS.Timeout>();
+  readonly #registry = new Registry();
+  readonly #restarts = new Counter({
+    name: 'ewa_worker_restarts_total',
+    help: 'Workers started again by the primary: after one died (reason="died") or in a rolling restart (reason="rolling").',
+    labelNames: ['reason'],
+    registers: [this.#registry],
+  });
+  #scrapeId = 0;
+  readonly #scrapes = new Map<number, (metrics: MetricObjectWithValues<MetricValue<string>>[]) => void>();
+
+  constructor(context: CliContext, config: Config) {
+    this.#context = context;
+    this.#config = config;
+    const slots = this.#slots;
+    new Gauge({
+      name: 'ewa_workers_ready',
+      help: 'Workers of this primary that are serving.',
+      registers: [this.#registry],
+      collect() {
+        this.set([...slots.values()].filter((slot) => slot.readyAtMs !== undefined && !slot.retiring).length);
+      },
+    });
+    cluster.on('message', (worker, message: unknown) => {
+      if (isWorkerMessage(message) && message.type === 'ewa:metrics')
+        this.#scrapes.get(message.id)?.(message.metrics);
+      else if (isWorkerMessage(message) && message.type === 'ewa:ready') {
+        const slot = this.#slots.get(worker.id);
+        if (slot) slot.readyAtMs = performance.now();
+      }
+    });
+    cluster.on('exit', (worker, code, signal) => this.#exited(worker, code, signal));
+  }
+
+  /** Forks the first workers and waits until each is ready; false (all stopped) when one fails to start. */
+  async start(count: number): Promise<boolean> {
+    const started = await Promise.allSettled(Array.from({ length: count }, () => this.#fork()));
+    if (started.every((outcome) => outcome.status === 'fulfilled')) return true;
+    this.#say(this.#context.stderr, 'A worker did not start (its message is above): stopping.');
+    await this.stop('a failed start', 0);
+    return false;
+  }
+
+  /** The metrics of every worker added together (or the highest, for what they read from the shared database). */
+  readonly metrics = {
+    contentType: this.#registry.contentType,
+    scrape: async (): Promise<string> => {
+      const workers = [...this.#slots.values()].filter((slot) => slot.worker.isConnected());
+      const replies = await Promise.all(workers.map((slot) => this.#workerMetrics(slot.worker)));
+      const all = [
+        await this.#registry.getMetricsAsJSON(),
+        ...replies.filter((reply) => reply !== undefined),
+      ];
+      return AggregatorRegistry.aggregate(all).metrics();
+    },
+  };
+
+  /** SIGHUP: one worker at a time, start its replacement, wait until it is ready, then drain the old one. */
+  async rollingRestart(): Promise<void> {
+    if (this.#stopping) return;
+    if (this.#restarting) {
+      this.#say(this.#context.stderr, 'SIGHUP: a rolling restart is already running.');
+      return;
+    }
+    this.#restarting = true;
+    this.#say(this.#context.stdout, 'SIGHUP: restarting the workers one at a time.');
+    try {
+      for (const slot of [...this.#slots.values()]) {
+        if (this.#stopping) return;
+        if (slot.retiring || !slot.worker.isConnected()) continue;
+        try {
+          await this.#fork();
+        } catch (error) {
+          this.#say(
+            this.#context.stderr,
+            `SIGHUP: a new worker did not start (${(error as Error).message}): the old workers keep serving.`,
+          );
+          return;
+        }
+        this.#restarts.inc({ reason: 'rolling' });
+        await this.#retire(slot, 0);
+      }
+      this.#say(this.#context.stdout, 'SIGHUP: every worker was restarted.');
+    } finally {
+      this.#restarting = false;
+    }
+  }
+
+  /** Drains every worker (each waits `drainDelayMs` with /readyz 503, then finishes its requests); 0 when all exit 0. */
+  stop(why: string, drainDelayMs = this.#config.drainDelayMs): Promise<number> {
+    this.#stopping ??= (async () => {
+      if (why.startsWith('SIG'))
+        this.#say(this.#context.stdout, `Received ${why}: draining the workers, then stopping.`);
+      for (const timer of this.#replacements) clearTimeout(timer);
+      const codes = await Promise.all(
+        [...this.#slots.values()].map((slot) => this.#retire(slot, drainDelayMs)),
+      );
+      return codes.every((code) => code === 0) ? 0 : 1;
+    })();
+    return this.#stopping;
+  }
+
+  #fork(replaceIfEarlyDeath = false): Promise<Worker> {
+    const worker = cluster.fork();
+    const slot: Slot = { worker, readyAtMs: undefined, retiring: false, replaceIfEarlyDeath };
+    this.#slots.set(worker.id, slot);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        worker.process.kill('SIGKILL');
+        reject(new Error(`not ready within ${READY_TIMEOUT_MS / 1000} s`));
+      }, READY_TIMEOUT_MS);
+      const onMessage = (message: unknown) => {
+        if (!isWorkerMessage(message) || message.type !== 'ewa:ready') return;
+        clearTimeout(timer);
+        worker.off('exit', onExit);
+        worker.off('message', onMessage);
+        resolve(worker);
+      };
+      const onExit = (code: number | null, signal: string | null) => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        reject(new Error(`it exited before it was ready (${signal ?? `exit code ${code}`})`));
+      };
+      worker.on('message', onMessage);
+      worker.once('exit', onExit);
+    });
+  }
+
+  /** Asks a worker to drain and waits for its exit; kills it if it outlives its own shutdown timeout. */
+  #retire(slot: Slot, drainDelayMs: number): Promise<number> {
+    const { worker } = slot;
+    slot.retiring = true;
+    if (worker.isDead()) return Promise.resolve(worker.process.exitCode ?? 1);
+    return new Promise((resolve) => {
+      const limit = setTimeout(
+        () => worker.process.kill('SIGKILL'),
+        drainDelayMs + this.#config.shutdownTimeoutMs + 5000,
+      );
+      worker.once('exit', (code) => {
+        clearTimeout(limit);
+        resolve(code ?? 1);
+      });
+      this.#send(worker, { type: 'ewa:drain', delayMs: drainDelayMs });
+    });
+  }
+
+  #exited(worker: Worker, code: number | null, signal: string | null): void {
+    const slot = this.#slots.get(worker.id);
+    this.#slots.delete(worker.id);
+    if (!slot || slot.retiring || this.#stopping) return;
+    if (slot.readyAtMs === undefined && !slot.replaceIfEarlyDeath) return;
+    const servedMs = slot.readyAtMs === undefined ? 0 : performance.now() - slot.readyAtMs;
+    if (servedMs >= STABLE_AFTER_MS) this.#deathsInARow = 0;
+    const delayMs = Math.min(REPLACE_DELAY_MAX_MS, REPLACE_DELAY_FIRST_MS * 2 ** this.#deathsInARow);
+    this.#deathsInARow += 1;
+    this.#say(
+      this.#context.stderr,
+      `Worker ${worker.process.pid} stopped unexpectedly (${signal ?? `exit code ${code}`}): starting another in ${delayMs} ms.`,
+    );
+    const timer = setTimeout(() => {
+      this.#replacements.delete(timer);
+      if (this.#stopping) return;
+      this.#restarts.inc({ reason: 'died' });
+      this.#fork(true).catch(() => {
+        // Its exit was seen by #exited, which schedules the next try with a longer delay.
+      });
+    }, delayMs);
+    this.#replacements.add(timer);
+  }
+
+  async #workerMetrics(worker: Worker): Promise<MetricObjectWithValues<MetricValue<string>>[] | undefined> {
+    const id = ++this.#scrapeId;
+    try {
+      return await new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), SCRAPE_TIMEOUT_MS);
+        this.#scrapes.set(id, (metrics) => {
+          clearTimeout(timer);
+          resolve(metrics);
+        });
+        this.#send(worker, { type: 'ewa:metrics?', id });
+      });
+    } finally {
+      this.#scrapes.delete(id);
+    }
+  }
+
+  #send(worker: Worker, message: PrimaryMessage): void {
+    // A worker that just died has no channel: its exit is handled on its own.
+    if (!worker.isConnected()) return;
+    worker.send(message, undefined, {}, () => {
+      // A channel that closed meanwhile: the worker is exiting, and its exit is handled on its own.
+    });
+  }
+
+  #say(stream: NodeJS.WritableStream, line: string): void {
+    writeLine(stream, `[primary ${process.pid}] ${line}`);
+  }
+}
