@@ -54,6 +54,8 @@ export async function startServer(
       EWA_PAYMENTS_PORT: String(payments),
       EWA_BASE_URL: baseUrl,
       EWA_AUTH_URL: authUrl,
+      // Unset, `ewa serve` on PostgreSQL starts a worker per core: every scenario says how many it measures.
+      EWA_WORKERS: String(workers),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
