@@ -199,7 +199,7 @@ test('bad lines are rejected with their line and field, and nothing of them is w
     ['b-10,H-1,2026-03-09,,0.00', 'amount'],
     ['b-11,H-1,2026-03-09,,100000.01', 'amount'],
     ['b-12,H-1,2026-03-09,,"1,000.00"', 'amount'],
-    ['b-13,H-1,2026-03-09,,-5', 'amount'],
+    ['b-13,H-1,2026-03-09,,+5', 'amount'],
     ['b-14,H-1,2026-03-09,24.01,', 'hours'],
     ['b-15,H-1,2026-03-09,1.005,', 'hours'],
     ['b-16,H-1,2026-03-09,0,', 'hours'],
@@ -225,7 +225,10 @@ test('bad lines are rejected with their line and field, and nothing of them is w
   assert.match(message(7), /hours and amount are both given/);
   assert.match(message(9), /"NOPE" names no job of this organization/);
   assert.match(message(10), /job "D-1" is DEACTIVATED; earnings are recorded for ACTIVATED jobs only/);
-  assert.match(message(12), /amount must be an amount above 0 and at most 100000, such as 123\.45/);
+  assert.match(
+    message(12),
+    /amount must be an amount other than 0, at most 100000 either way, such as 123\.45/,
+  );
   assert.match(message(20), /kept for salary accrual/);
   assert.match(message(21), /the line has 3 fields; the header has 5/);
   const recorded = await db
@@ -291,7 +294,10 @@ test("today is the organization's, and amounts are read in its currency", async 
     result.rejected.map((problem) => [problem.line, problem.field]),
     [[3, 'amount']],
   );
-  assert.match(result.rejected[0]!.message, /such as 123: digits, at most 0 after the point/);
+  assert.match(
+    result.rejected[0]!.message,
+    /such as 123 \(or -123 for a correction\): digits, at most 0 after the point/,
+  );
   assert.equal(result.recordedMinor, 1_500 + 3_000);
   const [paycheck] = await paychecksOf(db, jobs.get('Y-1')!.id);
   // Gross ¥4,500; withholdings ¥1,125; net ¥3,375; half is ¥1,687.5, rounded down.

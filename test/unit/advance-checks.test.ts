@@ -34,6 +34,10 @@ const POLICY: OrganizationPolicy = {
   feeCardNextDayMinor: 0,
   feeBankInstantMinor: 299,
   feeBankNextDayMinor: 100,
+  overpaymentDefaultResolution: 'NONE',
+  overpaymentInstallments: 2,
+  overpaymentWriteOffAfterPeriods: 6,
+  overpaymentWriteOffDelinquent: false,
 };
 
 function terms(overrides: Partial<JobTerms> = {}): JobTerms {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/transaction.ts';
 import { ensureOwnedLedgerAccounts } from '../../ledger/ledger-accounts.ts';
-import { earningsMadeAccessible } from '../../ledger/movements.ts';
+import { earningsMadeAccessible, earningsWithdrawn } from '../../ledger/movements.ts';
 import { postMovements } from '../../ledger/posting.ts';
 import type { JobTerms } from './job-terms.ts';
 import { accessibleShareMinor } from './paycheck-math.ts';
@@ -65,4 +65,60 @@ export async function creditAccessibleEarnings(
       as c(id, amount)
     where p.id = c.id`.execute(tx);
   return transfers.reduce((sum, t) => sum + t.amountMinor, 0);
+}
+
+/**
+ * After a correction lowered open paychecks' net pay: the part of each one's accessible share above its new share
+ * goes back from the earnings balance to the paycheck, as far as advances have not taken it. What they took stays
+ * taken (the balance never goes below zero); if the paycheck closes short of it, the difference is an overpayment.
+ * The caller holds the people's locks. Returns the paychecks with their new accessible_minor.
+ */
+export async function withdrawInaccessibleEarnings(
+  tx: Tx,
+  paychecks: readonly PaycheckRow[],
+  termsByJob: ReadonlyMap<string, JobTerms>,
+  now: Date,
+): Promise<PaycheckRow[]> {
+  const withdrawals: { paycheck: PaycheckRow; accountId: string; amountMinor: number }[] = [];
+  const result = paychecks.map((paycheck) => {
+    const terms = termsByJob.get(paycheck.job_id);
+    if (!terms?.earningsBalanceAccountId || paycheck.status !== 'ESTIMATED') return paycheck;
+    const target = Math.max(0, accessibleShareMinor(paycheck.net_earnings_minor, terms.policy.accessRateBp));
+    const amountMinor = Math.min(
+      paycheck.accessible_minor - target,
+      paycheck.accessible_minor - paycheck.total_debited_minor,
+    );
+    if (amountMinor <= 0) return paycheck;
+    withdrawals.push({ paycheck, accountId: terms.earningsBalanceAccountId, amountMinor });
+    return { ...paycheck, accessible_minor: paycheck.accessible_minor - amountMinor };
+  });
+  if (withdrawals.length === 0) return result;
+  const balanceLedger = await ensureOwnedLedgerAccounts(
+    tx,
+    'account',
+    withdrawals.map((w) => ({ id: w.accountId, currency: w.paycheck.currency })),
+  );
+  const clearingLedger = await ensureOwnedLedgerAccounts(
+    tx,
+    'paycheck',
+    withdrawals.map((w) => ({ id: w.paycheck.id, currency: w.paycheck.currency })),
+  );
+  await postMovements(
+    tx,
+    withdrawals.map((w) =>
+      earningsWithdrawn({
+        paycheckId: w.paycheck.id,
+        paycheckClearing: clearingLedger.get(w.paycheck.id) ?? '',
+        earningsBalance: balanceLedger.get(w.accountId) ?? '',
+        amountMinor: w.amountMinor,
+        currency: w.paycheck.currency,
+        at: now,
+      }),
+    ),
+  );
+  await sql`update paychecks p set accessible_minor = p.accessible_minor - w.amount, updated_at = ${now.toISOString()}::timestamptz
+    from unnest(${withdrawals.map((w) => w.paycheck.id)}::uuid[], ${withdrawals.map((w) => w.amountMinor)}::bigint[])
+      as w(id, amount)
+    where p.id = w.id`.execute(tx);
+  return result;
 }

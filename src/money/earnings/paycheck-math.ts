@@ -26,6 +26,23 @@ export function paycheckFigures(
   return { grossMinor, withholdingsMinor, netMinor: grossMinor - withholdingsMinor };
 }
 
+/**
+ * A paycheck's figures once a correction lowers its gross by `-deltaMinor`: withholdings follow the rate on what is
+ * left (never up, never below zero), so net pay falls by the correction less the withholding it no longer carries.
+ * A correction larger than the paycheck (a paid period's pay taken back from the current one) leaves gross and net
+ * below zero.
+ */
+export function correctedFigures(
+  before: { grossMinor: number; withholdingsMinor: number },
+  deltaMinor: number,
+  withholdingEstimateBp: number,
+): PaycheckFigures {
+  const grossMinor = before.grossMinor + deltaMinor;
+  const atRate = Math.ceil((Math.max(0, grossMinor) * withholdingEstimateBp) / 10_000);
+  const withholdingsMinor = Math.max(0, Math.min(before.withholdingsMinor, atRate));
+  return { grossMinor, withholdingsMinor, netMinor: grossMinor - withholdingsMinor };
+}
+
 export function accessibleShareMinor(netMinor: number, accessRateBp: number): number {
   return Math.floor((netMinor * accessRateBp) / 10_000);
 }
