@@ -37,7 +37,8 @@ CREATE TABLE overpayments (
   closed_at              timestamptz,
   updated_at             timestamptz NOT NULL,
   CHECK (recovered_minor + written_off_minor <= amount_minor),
-  CHECK ((status = 'RESOLUTION_REQUIRED') = (resolution IS NULL)),
+  CHECK (status <> 'RESOLUTION_REQUIRED' OR resolution IS NULL),
+  CHECK (status <> 'RECOVERING' OR resolution IS NOT NULL),
   CHECK (status NOT IN ('RECOVERED', 'WRITTEN_OFF') OR closed_at IS NOT NULL)
 );
 CREATE INDEX overpayments_person_idx ON overpayments (person_id, detected_at);

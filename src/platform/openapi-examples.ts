@@ -5,6 +5,7 @@ import { type ErrorDocument, errorDocument } from '../errors/error-document.ts';
 import { CARD_PRODUCT_KEY } from '../resources/people/serialize.ts';
 import { complianceExamples } from './openapi-compliance-examples.ts';
 import { disclosureExamples } from './openapi-disclosure-examples.ts';
+import { overpaymentExamples } from './openapi-overpayment-examples.ts';
 
 /**
  * The examples of the OpenAPI document, by operationId: the request body an operation reads, the body of its
@@ -104,6 +105,7 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
   return {
     ...complianceExamples(base, error),
     ...disclosureExamples(error),
+    ...overpaymentExamples(error),
     // GET /rest/health
     getHealth: { answer: { status: 'UP', version: packageJson.version } },
     // GET /rest/organizations
@@ -193,6 +195,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
               fee_card_next_day_minor: 0,
               fee_bank_instant_minor: null,
               fee_bank_next_day_minor: 0,
+              overpayment_default_resolution: 'NONE',
+              overpayment_installments: 2,
+              overpayment_write_off_after_periods: 6,
+              overpayment_write_off_delinquent: false,
             },
           },
           links: { self: `${base}/admin/organizations/8ab73cab-0672-4b07-adf5-fc61ec3afaf3` },
@@ -234,6 +240,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
                 fee_card_next_day_minor: 0,
                 fee_bank_instant_minor: null,
                 fee_bank_next_day_minor: 0,
+                overpayment_default_resolution: 'NONE',
+                overpayment_installments: 2,
+                overpayment_write_off_after_periods: 6,
+                overpayment_write_off_delinquent: false,
               },
             },
             links: { self: `${base}/admin/organizations/6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0001` },
@@ -264,6 +274,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
                 fee_card_next_day_minor: 0,
                 fee_bank_instant_minor: null,
                 fee_bank_next_day_minor: 0,
+                overpayment_default_resolution: 'NONE',
+                overpayment_installments: 2,
+                overpayment_write_off_after_periods: 6,
+                overpayment_write_off_delinquent: false,
               },
             },
             links: { self: `${base}/admin/organizations/8ab73cab-0672-4b07-adf5-fc61ec3afaf3` },
@@ -309,6 +323,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
               fee_card_next_day_minor: 0,
               fee_bank_instant_minor: null,
               fee_bank_next_day_minor: 0,
+              overpayment_default_resolution: 'NONE',
+              overpayment_installments: 2,
+              overpayment_write_off_after_periods: 6,
+              overpayment_write_off_delinquent: false,
             },
           },
           links: { self: `${base}/admin/organizations/6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0001` },
@@ -346,6 +364,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
             fee_card_next_day_minor: 0,
             fee_bank_instant_minor: 199,
             fee_bank_next_day_minor: 0,
+            overpayment_default_resolution: 'NONE',
+            overpayment_installments: 2,
+            overpayment_write_off_after_periods: 6,
+            overpayment_write_off_delinquent: false,
           },
           links: { self: `${base}/admin/organizations/8ab73cab-0672-4b07-adf5-fc61ec3afaf3/policy` },
         },

@@ -126,6 +126,20 @@ const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
     ...f,
     terms: terms({ policy: { ...terms().policy, transfersEnabled: false } }),
   }),
+  'overpayment resolved': (f) => ({
+    ...f,
+    standing: {
+      ...f.standing,
+      overpayment: { id: DOCUMENT, status: 'RESOLUTION_REQUIRED', remainingMinor: 1_200, currency: 'USD' },
+    },
+  }),
+  'no overpayment being recovered': (f) => ({
+    ...f,
+    standing: {
+      ...f.standing,
+      overpayment: { id: DOCUMENT, status: 'RECOVERING', remainingMinor: 600, currency: 'USD' },
+    },
+  }),
   'state of residence known': (f) => ({
     ...f,
     standing: { ...f.standing, state_of_residence: null },
