@@ -20,6 +20,7 @@ import {
   pageQueryProperties,
   readPage,
 } from '../platform/pagination.ts';
+import { ResourceIdParam } from '../platform/resource-schemas.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import {
   OverpaymentAttributes,
@@ -37,7 +38,7 @@ const Resource = Type.Object({
   attributes: OverpaymentAttributes,
 });
 
-const IdParam = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const IdParam = ResourceIdParam('overpayment_id');
 
 function uuidFilter(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -50,7 +51,7 @@ function uuidFilter(name: string, value: string | undefined): string | undefined
 }
 
 function idOf(params: unknown): string {
-  const { id } = params as { id: string };
+  const { overpayment_id: id } = params as { overpayment_id: string };
   if (!isUuid(id)) throw new AppError('RECORD_NOT_FOUND', { detail: `No overpayment ${id}.` });
   return id.toLowerCase();
 }
@@ -113,7 +114,7 @@ export const adminOverpaymentRoutes: FastifyPluginAsync<{
   );
 
   app.get(
-    '/admin/overpayments/:id',
+    '/admin/overpayments/:overpayment_id',
     {
       config: { security: OPERATOR.config },
       schema: {
@@ -134,7 +135,7 @@ export const adminOverpaymentRoutes: FastifyPluginAsync<{
   );
 
   app.post(
-    '/admin/overpayments/:id/resolution',
+    '/admin/overpayments/:overpayment_id/resolution',
     {
       config: { security: OPERATOR.config },
       schema: {
@@ -172,7 +173,7 @@ export const adminOverpaymentRoutes: FastifyPluginAsync<{
   );
 
   app.post(
-    '/admin/overpayments/:id/write_off',
+    '/admin/overpayments/:overpayment_id/write_off',
     {
       config: { security: OPERATOR.config },
       schema: {

@@ -14,6 +14,7 @@ import { jobCommands } from './jobs.ts';
 import { keysRotateCommand } from './keys.ts';
 import { migrateCommand } from './migrate.ts';
 import { organizationCommands } from './orgs.ts';
+import { overpaymentCommands } from './overpayments.ts';
 import { payrollCommands } from './payroll.ts';
 import { peopleCommands } from './people.ts';
 import { sandboxCommands } from './sandbox.ts';
@@ -36,6 +37,7 @@ export const COMMANDS: readonly Command[] = [
   ...webhookCommands,
   ...complianceCommands,
   ...disclosureCommands,
+  ...overpaymentCommands,
   keysRotateCommand,
   tokensIssueCommand,
 ];

@@ -4,6 +4,7 @@ import type { ErrorDocument } from '../errors/error-document.ts';
 
 const PERSON = '0b4e7d1a-5c2f-4e8b-8d1c-7a9e2f3b0001';
 const OVERPAYMENT = '5a0e9c1d-2b3f-4a6e-8d7c-1f2e3d4c5b6a';
+const OTHER_PERSON = '182d55a6-49a9-4e7d-abf9-85f35847c580';
 
 function overpayment(changes: Record<string, unknown> = {}) {
   return {
@@ -56,6 +57,8 @@ export function overpaymentExamples(
     'installments must be a whole number from 2 to 12 with INSTALLMENTS (got 40).',
     { pointer: '/data/attributes/installments' },
   );
+  const noOverpayment = error('RECORD_NOT_FOUND', 'No overpayment 4b1f0c2e-8d7a-4e3b-9c6d-5a4f3e2d1c0b.');
+  const noPerson = error('RECORD_NOT_FOUND', `No person ${OTHER_PERSON} is visible to this token.`);
   const resolution = {
     data: {
       type: 'overpayment_resolutions',
@@ -65,12 +68,20 @@ export function overpaymentExamples(
   };
   return {
     // GET /rest/people/{id}/overpayments
-    listPersonOverpayments: { answer: { data: [overpayment()] } },
+    listPersonOverpayments: {
+      answer: { data: [overpayment()] },
+      errors: {
+        '400': error('INVALID_PARAMETERS', 'person_id must be a UUID (got "me").', {
+          parameter: 'person_id',
+        }),
+        '404': noPerson,
+      },
+    },
     // POST /rest/people/{id}/overpayment_resolutions
     resolvePersonOverpayments: {
       request: resolution,
       answer: { data: [overpayment(RECOVERING)] },
-      errors: { '400': badInstallments },
+      errors: { '400': badInstallments, '404': noPerson },
     },
     // GET /admin/overpayments
     adminListOverpayments: {
@@ -86,7 +97,7 @@ export function overpaymentExamples(
       },
     },
     // GET /admin/overpayments/{id}
-    adminGetOverpayment: { answer: { data: overpayment(RECOVERING) } },
+    adminGetOverpayment: { answer: { data: overpayment(RECOVERING) }, errors: { '404': noOverpayment } },
     // POST /admin/overpayments/{id}/resolution
     adminResolveOverpayment: {
       request: { data: { type: 'overpayment_resolutions', attributes: { resolution: 'NEXT_PAYCHECK' } } },
@@ -99,7 +110,7 @@ export function overpaymentExamples(
           resolved_by: 'OPERATOR',
         }),
       },
-      errors: { '400': badInstallments },
+      errors: { '400': badInstallments, '404': noOverpayment },
     },
     // POST /admin/overpayments/{id}/write_off
     adminWriteOffOverpayment: {
@@ -113,7 +124,7 @@ export function overpaymentExamples(
           closed_at: '2026-03-18T10:00:00.000Z',
         }),
       },
-      errors: { '400': resolved },
+      errors: { '400': resolved, '404': noOverpayment },
     },
   };
 }

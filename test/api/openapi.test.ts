@@ -132,6 +132,10 @@ test('the operator API is in the document: every /admin operation with its id, t
     ['get', '/admin/disclosures', 'adminListDisclosures'],
     ['post', '/admin/disclosures', 'adminPublishDisclosure'],
     ['get', '/admin/transfers/{transfer_id}/disclosure', 'adminReadTransferDisclosure'],
+    ['get', '/admin/overpayments', 'adminListOverpayments'],
+    ['get', '/admin/overpayments/{overpayment_id}', 'adminGetOverpayment'],
+    ['post', '/admin/overpayments/{overpayment_id}/resolution', 'adminResolveOverpayment'],
+    ['post', '/admin/overpayments/{overpayment_id}/write_off', 'adminWriteOffOverpayment'],
   ] as const;
   for (const [method, path, operationId] of operations) {
     const operation = document.paths[path]?.[method];
