@@ -25,6 +25,7 @@ const DEMO_TABLES = [
   'transfer_disclosures',
   'disclosure_acceptances',
   'transfers',
+  'overpayments',
   'earnings',
   'paychecks',
   'ach_returns',

@@ -12,6 +12,7 @@ import {
   postTransfer,
   recordShift,
 } from '../helpers/money.ts';
+import { clientToken, createTestClient } from '../helpers/tokens.ts';
 
 /**
  * Overpayments through HTTP and the real services. FIXED_NOW is Wednesday 11 March 2026 in a biweekly period of 2–15
@@ -212,5 +213,61 @@ test('a correction on an open paycheck withdraws only what was not taken: the ba
   assert.equal(await availableMinor(worker), 2500);
   const balances = await accountBalancesMinor(app.database.db, [worker.balanceAccountId]);
   assert.equal(balances.get(worker.balanceAccountId), 2500);
+  await books(app);
+});
+
+test('/admin/overpayments: list with filters and pages, show, resolve, write off; bad input is a 4xx naming it', async (t) => {
+  const { app, worker } = await overpaidWorker(t, { overpayment_write_off_delinquent: true });
+  const client = await createTestClient(app, {
+    name: 'Operator',
+    scopes: ['admin:operator'],
+    redirectUris: [],
+  });
+  const token = await clientToken(app, ['admin:operator'], client);
+  const call = (method: 'GET' | 'POST', url: string, body?: unknown) =>
+    app.api.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/vnd.api+json' }),
+      },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+  const listed = await call('GET', `/admin/overpayments?filter[person]=${worker.personId}&page[size]=1`);
+  assert.equal(listed.statusCode, 200, listed.body);
+  const [overpayment] = listed.json().data;
+  assert.equal(overpayment.attributes.status, 'RESOLUTION_REQUIRED');
+  assert.equal(listed.json().links, undefined, 'one page');
+  for (const [url, parameter] of [
+    ['/admin/overpayments?filter[status]=OPEN', 'filter[status]'],
+    ['/admin/overpayments?filter[person]=nope', 'filter[person]'],
+    ['/admin/overpayments?page[size]=0', 'page[size]'],
+  ] as const) {
+    const refused = await call('GET', url);
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(refused.json().errors[0].source.parameter, parameter);
+  }
+  assert.equal((await call('GET', '/admin/overpayments/nope')).statusCode, 404);
+  const shown = await call('GET', `/admin/overpayments/${overpayment.id}`);
+  assert.equal(shown.json().data.attributes.amount_minor, 7500);
+  const badResolution = await call('POST', `/admin/overpayments/${overpayment.id}/resolution`, {
+    data: { type: 'overpayment_resolutions', attributes: { resolution: 'INSTALLMENTS' } },
+  });
+  assert.equal(badResolution.statusCode, 400, badResolution.body);
+  assert.equal(badResolution.json().errors[0].source.pointer, '/data/attributes/installments');
+  const resolved = await call('POST', `/admin/overpayments/${overpayment.id}/resolution`, {
+    data: { type: 'overpayment_resolutions', attributes: { resolution: 'INSTALLMENTS', installments: 3 } },
+  });
+  assert.equal(resolved.statusCode, 200, resolved.body);
+  assert.equal(resolved.json().data.attributes.resolved_by, 'OPERATOR');
+  const written = await call('POST', `/admin/overpayments/${overpayment.id}/write_off`);
+  assert.equal(written.statusCode, 200, written.body);
+  assert.equal(written.json().data.attributes.status, 'WRITTEN_OFF');
+  const again = await call('POST', `/admin/overpayments/${overpayment.id}/write_off`);
+  assert.equal(again.statusCode, 400, again.body);
+  assert.equal(again.json().errors[0].code, 'INVALID_RESOURCE_STATE');
+  const person = (await worker.api.get(`/rest/people/${worker.personId}`)).json().data.attributes;
+  assert.equal(person.disallow_reason, 'DELINQUENT');
   await books(app);
 });

@@ -71,14 +71,14 @@ export async function creditAccessibleEarnings(
  * After a correction lowered open paychecks' net pay: the part of each one's accessible share above its new share
  * goes back from the earnings balance to the paycheck, as far as advances have not taken it. What they took stays
  * taken (the balance never goes below zero); if the paycheck closes short of it, the difference is an overpayment.
- * The caller holds the people's locks. Returns the paychecks with their new accessible_minor.
+ * The caller holds the people's locks. Returns the paychecks with their new accessible_minor, and the total withdrawn.
  */
 export async function withdrawInaccessibleEarnings(
   tx: Tx,
   paychecks: readonly PaycheckRow[],
   termsByJob: ReadonlyMap<string, JobTerms>,
   now: Date,
-): Promise<PaycheckRow[]> {
+): Promise<{ paychecks: PaycheckRow[]; withdrawnMinor: number }> {
   const withdrawals: { paycheck: PaycheckRow; accountId: string; amountMinor: number }[] = [];
   const result = paychecks.map((paycheck) => {
     const terms = termsByJob.get(paycheck.job_id);
@@ -92,7 +92,7 @@ export async function withdrawInaccessibleEarnings(
     withdrawals.push({ paycheck, accountId: terms.earningsBalanceAccountId, amountMinor });
     return { ...paycheck, accessible_minor: paycheck.accessible_minor - amountMinor };
   });
-  if (withdrawals.length === 0) return result;
+  if (withdrawals.length === 0) return { paychecks: result, withdrawnMinor: 0 };
   const balanceLedger = await ensureOwnedLedgerAccounts(
     tx,
     'account',
@@ -120,5 +120,5 @@ export async function withdrawInaccessibleEarnings(
     from unnest(${withdrawals.map((w) => w.paycheck.id)}::uuid[], ${withdrawals.map((w) => w.amountMinor)}::bigint[])
       as w(id, amount)
     where p.id = w.id`.execute(tx);
-  return result;
+  return { paychecks: result, withdrawnMinor: withdrawals.reduce((sum, w) => sum + w.amountMinor, 0) };
 }

@@ -63,6 +63,8 @@ export interface RecordedEarnings {
   recordedMinor: number;
   /** What became accessible in earnings balances as a result. */
   creditedMinor: number;
+  /** What corrections took back from earnings balances (never more than advances had left there). */
+  withdrawnMinor: number;
 }
 
 /**
@@ -151,10 +153,11 @@ async function reversedRows(tx: Tx, inputs: readonly EarningsInput[]): Promise<M
 function resolveReversals(
   inputs: readonly EarningsInput[],
   reversed: ReadonlyMap<string, ReversedRow>,
+  isKnown: (input: EarningsInput) => boolean,
 ): { input: EarningsInput; reversesId: string | null; problem?: EarningsOutcome }[] {
   const taken = new Set<string>();
   return inputs.map((input) => {
-    if (!input.reverses) return { input, reversesId: null };
+    if (!input.reverses || isKnown(input)) return { input, reversesId: null };
     const row = reversed.get(`${input.jobId}/${input.reverses}`);
     if (!row) return { input, reversesId: null, problem: 'UNKNOWN_REVERSED_ROW' };
     if (row.is_reversal) return { input, reversesId: null, problem: 'NOT_REVERSIBLE' };
@@ -188,7 +191,13 @@ async function recordIn(
     }
     return day;
   };
-  const resolved = resolveReversals(inputs, await reversedRows(tx, inputs));
+  // A row recorded before is a duplicate even when its period has closed since: sending a file again is safe.
+  const known = await recordedBefore(
+    tx,
+    inputs.filter((input) => terms.has(input.jobId)),
+  );
+  const isKnown = (input: EarningsInput) => known.has(`${input.jobId}/${input.externalId}`);
+  const resolved = resolveReversals(inputs, await reversedRows(tx, inputs), isKnown);
   const origin = resolved.map(({ input, reversesId, problem }) => {
     const job = terms.get(input.jobId);
     if (!job || problem || input.workedOn === null) return undefined;
@@ -211,12 +220,6 @@ async function recordIn(
     const period = payPeriodContaining(payCalendarOf(p.job.policy), today(p.job.policy.timeZone));
     return { ...p, period, late: false, key: paycheckKey(p.job.jobId, period.startsAt) };
   });
-  // A row recorded before is a duplicate even when its period has closed since: sending a file again is safe.
-  const known = await recordedBefore(
-    tx,
-    resolved.flatMap((r) => (terms.has(r.input.jobId) ? [r.input] : [])),
-  );
-  const isKnown = (input: EarningsInput) => known.has(`${input.jobId}/${input.externalId}`);
   const refused = (p: (typeof placed)[number]) =>
     p?.late === true && options.backdated === 'REFUSE' && !isKnown(p.input);
   // Refused pay makes no paycheck. A paycheck that payroll has closed refuses it as it would with backdating allowed.
@@ -330,6 +333,6 @@ async function recordIn(
     await postMovements(tx, movements);
   }
   const withdrawn = await withdrawInaccessibleEarnings(tx, changed, terms, now);
-  const creditedMinor = await creditAccessibleEarnings(tx, withdrawn, terms, now);
-  return { outcomes, recordedMinor, creditedMinor };
+  const creditedMinor = await creditAccessibleEarnings(tx, withdrawn.paychecks, terms, now);
+  return { outcomes, recordedMinor, creditedMinor, withdrawnMinor: withdrawn.withdrawnMinor };
 }

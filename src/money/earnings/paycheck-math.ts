@@ -21,8 +21,9 @@ export function paycheckFigures(
   withholdingEstimateBp: number,
 ): PaycheckFigures {
   const grossMinor = before.grossMinor + addedMinor;
-  const atRate = Math.ceil((grossMinor * withholdingEstimateBp) / 10_000);
-  const withholdingsMinor = Math.min(atRate, before.withholdingsMinor + addedMinor);
+  // A gross below zero (corrections of a paid period on this paycheck) withholds nothing.
+  const atRate = Math.ceil((Math.max(0, grossMinor) * withholdingEstimateBp) / 10_000);
+  const withholdingsMinor = Math.max(0, Math.min(atRate, before.withholdingsMinor + addedMinor));
   return { grossMinor, withholdingsMinor, netMinor: grossMinor - withholdingsMinor };
 }
 
