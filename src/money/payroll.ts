@@ -50,7 +50,9 @@ interface PayrollRow extends ClosingPaycheck {
 /**
  * Payday. Closes every pay period that has ended (ESTIMATED → PROCESSING, closeEndedPeriods), then pays each
  * PROCESSING paycheck: the share of it still in the earnings balance leaves the balance (which returns to zero for
- * that period), the employer funds the net pay, and net pay − total_debited goes to the job's default depository
+ * that period), the employer funds the net pay, earlier overpayments of the job take their installment and a
+ * paycheck short of its advances records a new one (applyOverpaymentsAtPayday), and what is left of
+ * net pay − total_debited goes to the job's default depository
  * (the default card when there is none) through the rail: an instruction written to the outbox with the batch, sent
  * after it commits; IN_TRANSIT until the rail delivers, then DEPOSITED (settlement job).
  *
