@@ -953,20 +953,8 @@ async function reversal(
     expected.push('ALREADY_REVERSED');
     return 0;
   }
+  // A reversal is a correction, whatever its sign: it lands on the current paycheck when its own is closed.
   const amount = -reversed.amount;
-  // Taking back a correction adds pay: it goes to its own period, which payroll may have closed.
-  if (amount > 0) {
-    const policy = run.policies[job.organization] as Policy;
-    const period = payPeriodContaining(calendarOf(policy), reversed.workedOn);
-    const { rows } = await sql<{ status: string }>`select status from paychecks
-      where job_id = ${job.jobId}::uuid and pay_period_starts_at = ${period.startsAt.toISOString()}::timestamptz`.execute(
-      run.db,
-    );
-    if (rows[0] && rows[0].status !== 'ESTIMATED') {
-      expected.push('PERIOD_CLOSED');
-      return 0;
-    }
-  }
   expected.push('RECORDED');
   reversed.reversed = true;
   const key = `${job.jobId}/${externalId}`;

@@ -8,6 +8,24 @@ import type { JobTerms } from './job-terms.ts';
 import { accessibleShareMinor } from './paycheck-math.ts';
 import type { PaycheckRow } from './paychecks.ts';
 
+/** The ledger accounts of these earnings balances and paychecks (made on first use). */
+async function ledgerAccountsOf(
+  tx: Tx,
+  moves: readonly { paycheck: PaycheckRow; accountId: string }[],
+): Promise<{ balanceLedger: Map<string, string>; clearingLedger: Map<string, string> }> {
+  const balanceLedger = await ensureOwnedLedgerAccounts(
+    tx,
+    'account',
+    moves.map((m) => ({ id: m.accountId, currency: m.paycheck.currency })),
+  );
+  const clearingLedger = await ensureOwnedLedgerAccounts(
+    tx,
+    'paycheck',
+    moves.map((m) => ({ id: m.paycheck.id, currency: m.paycheck.currency })),
+  );
+  return { balanceLedger, clearingLedger };
+}
+
 /**
  * Credits each open paycheck's newly accessible share to its job's earnings balance, as a paycheck-origin transfer
  * (origin = the paycheck, destination = the earnings balance, settled at once) with its ledger posting. The caller
@@ -28,16 +46,7 @@ export async function creditAccessibleEarnings(
     if (amountMinor > 0) credits.push({ paycheck, accountId: terms.earningsBalanceAccountId, amountMinor });
   }
   if (credits.length === 0) return 0;
-  const balanceLedger = await ensureOwnedLedgerAccounts(
-    tx,
-    'account',
-    credits.map((c) => ({ id: c.accountId, currency: c.paycheck.currency })),
-  );
-  const clearingLedger = await ensureOwnedLedgerAccounts(
-    tx,
-    'paycheck',
-    credits.map((c) => ({ id: c.paycheck.id, currency: c.paycheck.currency })),
-  );
+  const { balanceLedger, clearingLedger } = await ledgerAccountsOf(tx, credits);
   const transfers = credits.map((c) => ({ ...c, transferId: randomUUID() }));
   const at = now.toISOString();
   await sql`insert into transfers (id, person_id, origin_paycheck_id, destination_account_id, amount_minor,
@@ -93,16 +102,7 @@ export async function withdrawInaccessibleEarnings(
     return { ...paycheck, accessible_minor: paycheck.accessible_minor - amountMinor };
   });
   if (withdrawals.length === 0) return { paychecks: result, withdrawnMinor: 0 };
-  const balanceLedger = await ensureOwnedLedgerAccounts(
-    tx,
-    'account',
-    withdrawals.map((w) => ({ id: w.accountId, currency: w.paycheck.currency })),
-  );
-  const clearingLedger = await ensureOwnedLedgerAccounts(
-    tx,
-    'paycheck',
-    withdrawals.map((w) => ({ id: w.paycheck.id, currency: w.paycheck.currency })),
-  );
+  const { balanceLedger, clearingLedger } = await ledgerAccountsOf(tx, withdrawals);
   await postMovements(
     tx,
     withdrawals.map((w) =>

@@ -10,7 +10,7 @@ import { type Movement, postMovements } from '../../ledger/posting.ts';
 import { creditAccessibleEarnings, withdrawInaccessibleEarnings } from './accessible-earnings.ts';
 import { type JobTerms, loadJobTerms, payCalendarOf } from './job-terms.ts';
 import { payPeriodContaining } from './pay-periods.ts';
-import { correctedFigures, paycheckFigures } from './paycheck-math.ts';
+import { paycheckFigures } from './paycheck-math.ts';
 import { ensurePaychecks, type PaycheckRow, paycheckKey } from './paychecks.ts';
 
 export type EarningsSource = 'SHIFT' | 'SALARY' | 'ADJUSTMENT';
@@ -205,10 +205,11 @@ async function recordIn(
     const late = period.depositDay < today(job.policy.timeZone);
     return { input, job, period, late, reversesId, key: paycheckKey(job.jobId, period.startsAt) };
   });
-  // A correction (pay lowered, or a row reversed) of a period that is closed, or whose deposit day is past, lands on
+  // A correction (pay lowered, or a row reversed, whatever its sign) of a period that is closed, or whose deposit day is past, lands on
   // the job's current paycheck: a correction is never refused for being late, and every overpayment it makes is
   // found when a paycheck closes (docs/design/ledger.md).
-  const isCorrection = (p: NonNullable<(typeof origin)[number]>) => p.input.amountMinor < 0;
+  const isCorrection = (p: NonNullable<(typeof origin)[number]>) =>
+    p.input.amountMinor < 0 || p.reversesId !== null;
   const closedOrigins = await closedPaychecks(
     tx,
     origin.flatMap((p) =>
@@ -300,10 +301,7 @@ async function recordIn(
       grossMinor: row.gross_earnings_minor,
       withholdingsMinor: row.employer_withholdings_minor,
     };
-    const figures =
-      delta < 0
-        ? correctedFigures(before, delta, job.policy.withholdingEstimateBp)
-        : paycheckFigures(before, delta, job.policy.withholdingEstimateBp);
+    const figures = paycheckFigures(before, delta, job.policy.withholdingEstimateBp);
     const netDelta = figures.netMinor - row.net_earnings_minor;
     changed.push({
       ...row,

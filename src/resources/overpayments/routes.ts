@@ -12,7 +12,6 @@ import {
   type Resolution,
 } from '../../money/overpayments/overpayment.ts';
 import { resolveOverpayments } from '../../money/overpayments/overpayment-service.ts';
-import type { Caller } from '../../platform/access-tokens.ts';
 import {
   RelationshipBody,
   ResourceIdParam,
@@ -21,7 +20,7 @@ import {
   UuidString,
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
-import { personNotFound } from '../people/service.ts';
+import { ownPerson } from '../people/own-person.ts';
 
 const EXTENSION = 'An extension of the published API (docs/integrators/overpayments.md). ';
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -124,12 +123,6 @@ export function resolutionOf(
       source: { pointer },
     });
   return { kind: 'INSTALLMENTS', installments };
-}
-
-/** The person of the path, when it is the signed-in person; anyone else is not found, as on /rest/people. */
-function ownPerson(caller: Caller, id: string): string {
-  if (caller.kind !== 'user' || !isUuid(id) || id.toLowerCase() !== caller.personId) throw personNotFound(id);
-  return caller.personId;
 }
 
 export const overpaymentRoutes: FastifyPluginAsync<{ db: Db; now: () => Date }> = async (
