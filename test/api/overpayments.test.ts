@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { refreshAccessibleEarnings } from '../../src/money/earnings/accessible-refresh.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import {
   advanceBody,
@@ -269,5 +270,20 @@ test('/admin/overpayments: list with filters and pages, show, resolve, write off
   assert.equal(again.json().errors[0].code, 'INVALID_RESOURCE_STATE');
   const person = (await worker.api.get(`/rest/people/${worker.personId}`)).json().data.attributes;
   assert.equal(person.disallow_reason, 'DELINQUENT');
+  await books(app);
+});
+
+test('a share a correction could not withdraw, held by an advance that failed since, leaves the balance at the next refresh', async (t) => {
+  const { app } = await movingClockApp(t);
+  const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
+  // 1313 is a sandbox amount that the rail fails.
+  const advance = await postTransfer(app, worker.token, advanceBody(worker, { amount: 1313 }));
+  assert.equal(advance.statusCode, 200, advance.body);
+  await correct(app, worker, -40_000, new Date('2026-03-11T16:00:00Z'), '2026-03-10');
+  assert.equal(await availableMinor(worker), 0, 'all but what the advance holds went back');
+  await app.money.settle(new Date('2026-03-12T13:00:00Z'));
+  assert.equal(await availableMinor(worker), 1313, 'the failed advance gave its amount back');
+  await refreshAccessibleEarnings(app.database.db, new Date('2026-03-12T14:00:00Z'));
+  assert.equal(await availableMinor(worker), 0, 'net pay is zero: nothing is accessible');
   await books(app);
 });
