@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { cliDatabaseEnv, ewa, inDatabase } from '../helpers/cli.ts';
+import { insertWaitingOverpayment } from '../helpers/overpayments.ts';
 
 /** An overpayment row as payday leaves one, with what it needs around it (its ledger is payday's, not tested here). */
 async function seedOverpayment(env: Record<string, string>): Promise<{ id: string; personId: string }> {
@@ -46,28 +47,11 @@ async function seedOverpayment(env: Record<string, string>): Promise<{ id: strin
         deposit_expected_at: new Date('2026-03-20T04:00:00Z'),
       })
       .execute();
-    const id = randomUUID();
-    await db
-      .insertInto('overpayments')
-      .values({
-        id,
-        person_id: personId,
-        job_id: jobId,
-        paycheck_id: paycheckId,
-        organization_id: organizationId,
-        currency: 'USD',
-        amount_minor: 2500,
-        status: 'RESOLUTION_REQUIRED',
-        resolution: null,
-        installments: null,
-        installments_left: null,
-        resolved_by: null,
-        detected_at: new Date('2026-03-16T12:00:00Z'),
-        resolved_at: null,
-        closed_at: null,
-        updated_at: new Date('2026-03-16T12:00:00Z'),
-      })
-      .execute();
+    const id = await insertWaitingOverpayment(
+      db,
+      { personId, jobId, organizationId, paycheckId },
+      new Date('2026-03-16T12:00:00Z'),
+    );
     return { id, personId };
   });
 }

@@ -12,6 +12,7 @@ import {
   openMoneyWorld,
   postAdvance,
 } from '../helpers/money-world.ts';
+import { insertWaitingOverpayment } from '../helpers/overpayments.ts';
 import { onPostgres } from '../helpers/test-database.ts';
 
 /**
@@ -33,37 +34,12 @@ async function twoProcesses(t: TestContext): Promise<{ world: MoneyWorld; urls: 
 
 /** An overpayment waiting for a resolution, as payday leaves one (row and marker; its ledger is not the point here). */
 async function overpaymentOf(world: MoneyWorld, worker: FundedWorker): Promise<string> {
-  const id = randomUUID();
   const paycheck = await world.db
     .selectFrom('paychecks')
     .select('id')
     .where('job_id', '=', worker.jobId)
     .executeTakeFirstOrThrow();
-  await world.db
-    .insertInto('overpayments')
-    .values({
-      id,
-      person_id: worker.personId,
-      job_id: worker.jobId,
-      paycheck_id: paycheck.id,
-      organization_id: worker.organizationId,
-      currency: 'USD',
-      amount_minor: 2500,
-      status: 'RESOLUTION_REQUIRED',
-      resolution: null,
-      installments: null,
-      installments_left: null,
-      resolved_by: null,
-      detected_at: new Date(),
-      resolved_at: null,
-      closed_at: null,
-      updated_at: new Date(),
-    })
-    .execute();
-  await sql`update people set overpayment_status = 'RESOLUTION_REQUIRED' where id = ${worker.personId}::uuid`.execute(
-    world.db,
-  );
-  return id;
+  return insertWaitingOverpayment(world.db, { ...worker, paycheckId: paycheck.id });
 }
 
 function resolve(url: string, worker: FundedWorker, installments?: number) {
