@@ -43,6 +43,7 @@ import { disclosureRoutes } from './resources/disclosures/routes.ts';
 import { healthRoutes } from './resources/health/routes.ts';
 import { jobRoutes } from './resources/jobs/routes.ts';
 import { organizationRoutes } from './resources/organizations/routes.ts';
+import { overpaymentRoutes } from './resources/overpayments/routes.ts';
 import { paycheckRoutes } from './resources/paychecks/routes.ts';
 import { peopleRoutes } from './resources/people/routes.ts';
 import { transferRoutes } from './resources/transfers/routes.ts';
@@ -211,6 +212,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   });
   await api.register(peopleRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(disclosureRoutes, { db, now: moneyNow });
+  await api.register(overpaymentRoutes, { db, now: moneyNow });
   await api.register(jobRoutes, { db, baseUrl: config.api.publicUrl, now });
   await api.register(paycheckRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(accountRoutes, {

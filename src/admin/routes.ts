@@ -9,12 +9,14 @@ import { adminDisclosureRoutes } from './disclosure-routes.ts';
 import { adminEarningsRoutes } from './earnings-routes.ts';
 import { adminJobRoutes } from './job-routes.ts';
 import { adminOrganizationRoutes } from './organization-routes.ts';
+import { adminOverpaymentRoutes } from './overpayment-routes.ts';
 import { adminReportRoutes } from './report-routes.ts';
 import { adminSandboxRoutes } from './sandbox-routes.ts';
 
 /**
  * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import`, `ewa jobs`,
- * `ewa earnings import`, `ewa sandbox`, `ewa compliance`, `ewa disclosures`, `ewa complaints` and `ewa reports` do, for a client token with admin:operator. It speaks JSON:API like /rest;
+ * `ewa earnings import`, `ewa sandbox`, `ewa compliance`, `ewa disclosures`, `ewa complaints`, `ewa reports` and
+ * `ewa overpayments` do, for a client token with admin:operator. It speaks JSON:API like /rest;
  * only the roster and earnings uploads read text/csv, whose parser lives in this plugin alone and is bounded by the
  * server's body limit.
  */
@@ -39,4 +41,5 @@ export const adminRoutes: FastifyPluginAsync<{
   await app.register(adminDisclosureRoutes, options);
   await app.register(adminComplaintRoutes, options);
   await app.register(adminReportRoutes, options);
+  await app.register(adminOverpaymentRoutes, options);
 };

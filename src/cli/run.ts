@@ -15,6 +15,7 @@ import { jobCommands } from './jobs.ts';
 import { keysRotateCommand } from './keys.ts';
 import { migrateCommand } from './migrate.ts';
 import { organizationCommands } from './orgs.ts';
+import { overpaymentCommands } from './overpayments.ts';
 import { payrollCommands } from './payroll.ts';
 import { peopleCommands } from './people.ts';
 import { reportCommands } from './reports.ts';
@@ -40,6 +41,7 @@ export const COMMANDS: readonly Command[] = [
   ...disclosureCommands,
   ...complaintCommands,
   ...reportCommands,
+  ...overpaymentCommands,
   keysRotateCommand,
   tokensIssueCommand,
 ];

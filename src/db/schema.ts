@@ -39,6 +39,10 @@ export interface OrganizationPoliciesTable {
   fee_card_next_day_minor: ColumnType<number | null, number | null | undefined, number | null>;
   fee_bank_instant_minor: ColumnType<number | null, number | null | undefined, number | null>;
   fee_bank_next_day_minor: ColumnType<number | null, number | null | undefined, number | null>;
+  overpayment_default_resolution: Generated<string>;
+  overpayment_installments: Generated<number>;
+  overpayment_write_off_after_periods: Generated<number>;
+  overpayment_write_off_delinquent: Generated<boolean>;
   updated_at: Timestamp;
 }
 
@@ -51,6 +55,7 @@ export interface PeopleTable {
   state_of_residence: string | null;
   state_of_residence_source: ColumnType<string | null, string | null | undefined, string | null>;
   disallow_reason: string | null;
+  overpayment_status: ColumnType<string | null, string | null | undefined, string | null>;
   card_product_eligible: Generated<boolean>;
   card_product_enrolled: Generated<boolean>;
   created_at: Timestamp;
@@ -121,6 +126,7 @@ export interface PaychecksTable {
   payout_returned_at: Date | null;
   payout_return_reason: string | null;
   deposited_at: Date | null;
+  overpayment_recovered_minor: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -135,6 +141,7 @@ export interface EarningsTable {
   amount_minor: number;
   currency: Generated<string>;
   source: string;
+  reverses_earning_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
 }
 
@@ -468,6 +475,28 @@ export interface ComplaintsTable {
   closed_at: Date | null;
 }
 
+export interface OverpaymentsTable {
+  id: string;
+  person_id: string;
+  job_id: string;
+  paycheck_id: string;
+  organization_id: string;
+  currency: string;
+  amount_minor: number;
+  recovered_minor: Generated<number>;
+  written_off_minor: Generated<number>;
+  status: string;
+  resolution: string | null;
+  installments: number | null;
+  installments_left: number | null;
+  resolved_by: string | null;
+  periods_seen: Generated<number>;
+  detected_at: RequiredTimestamp;
+  resolved_at: Date | null;
+  closed_at: Date | null;
+  updated_at: RequiredTimestamp;
+}
+
 export interface DB {
   app_settings: AppSettingsTable;
   organizations: OrganizationsTable;
@@ -508,4 +537,5 @@ export interface DB {
   disclosure_acceptances: DisclosureAcceptancesTable;
   transfer_disclosures: TransferDisclosuresTable;
   complaints: ComplaintsTable;
+  overpayments: OverpaymentsTable;
 }

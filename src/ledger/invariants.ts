@@ -57,11 +57,14 @@ const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<strin
       where coalesce(l.balance, 0) <> coalesce(o.untaken, 0)`,
   },
   {
-    rule: "a paycheck's accessible_minor equals its paycheck-origin transfers",
-    query: sql`select p.id, p.accessible_minor, coalesce(t.total, 0) as transfers
+    rule: "a paycheck's accessible_minor equals its paycheck-origin transfers less what corrections withdrew",
+    query: sql`select p.id, p.accessible_minor, coalesce(t.total, 0) as transfers, coalesce(w.total, 0) as withdrawn
       from paychecks p left join (select origin_paycheck_id, sum(amount_minor) as total from transfers
         where origin_paycheck_id is not null group by origin_paycheck_id) t on t.origin_paycheck_id = p.id
-      where p.accessible_minor <> coalesce(t.total, 0)`,
+        left join (select lp.paycheck_id, sum(e.amount_minor) as total from ledger_postings lp
+          join ledger_entries e on e.posting_id = lp.id and e.direction = 'CREDIT'
+          where lp.kind = 'EARNINGS_WITHDRAWN' group by lp.paycheck_id) w on w.paycheck_id = p.id
+      where p.accessible_minor <> coalesce(t.total, 0) - coalesce(w.total, 0)`,
   },
   {
     rule: "a paycheck's total_debited_minor equals the estimated funding of its advances that did not fail (or came back to RETURNS_PAYABLE)",
@@ -83,10 +86,67 @@ const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<strin
         then p.net_earnings_minor - p.accessible_minor else 0 end`,
   },
   {
-    rule: 'a paid paycheck paid out exactly net − total_debited (advances and payout add up to net pay)',
-    query: sql`select id, net_earnings_minor, total_debited_minor, payout_minor from paychecks
-      where status in ('IN_TRANSIT', 'DEPOSITED')
-        and coalesce(payout_minor, -1) + total_debited_minor <> net_earnings_minor`,
+    rule:
+      'a paid paycheck paid out exactly net − total_debited − what it recovered, or nothing when short (advances, ' +
+      'payout and recovery add up to net pay and its overpayment)',
+    query: sql`select p.id, p.net_earnings_minor, p.total_debited_minor, p.payout_minor,
+        p.overpayment_recovered_minor, o.amount_minor as overpaid
+      from paychecks p left join overpayments o on o.paycheck_id = p.id
+      where p.status in ('IN_TRANSIT', 'DEPOSITED')
+        and coalesce(p.payout_minor, -1) + p.total_debited_minor + p.overpayment_recovered_minor
+          - coalesce(o.amount_minor, 0) <> p.net_earnings_minor`,
+  },
+  {
+    rule: 'the overpayment receivable equals what is left of the overpayments',
+    query: sql`with ledger as (
+        select a.organization_id, a.currency,
+          sum(case when e.direction = 'DEBIT' then e.amount_minor else -e.amount_minor end) as receivable
+        from ledger_accounts a join ledger_entries e on e.ledger_account_id = a.id
+        where a.kind = 'OVERPAYMENT_RECEIVABLE' group by a.organization_id, a.currency),
+      owed as (select organization_id, currency, sum(amount_minor - recovered_minor - written_off_minor) as left_minor
+        from overpayments group by organization_id, currency)
+      select coalesce(l.organization_id, o.organization_id) as organization_id, l.receivable, o.left_minor
+      from ledger l full join owed o on o.organization_id = l.organization_id and o.currency = l.currency
+      where coalesce(l.receivable, 0) <> coalesce(o.left_minor, 0)`,
+  },
+  {
+    rule: 'an overpayment never recovers or writes off more than its amount, and its movements say the same',
+    query: sql`select o.id, o.amount_minor, o.recovered_minor, o.written_off_minor, coalesce(r.total, 0) as posted_recovered,
+        coalesce(w.total, 0) as posted_written_off
+      from overpayments o
+        left join (select lp.memo, sum(e.amount_minor) as total from ledger_postings lp
+          join ledger_entries e on e.posting_id = lp.id and e.direction = 'CREDIT'
+          where lp.kind = 'OVERPAYMENT_RECOVERED' group by lp.memo) r on r.memo = o.id::text
+        left join (select lp.memo, sum(e.amount_minor) as total from ledger_postings lp
+          join ledger_entries e on e.posting_id = lp.id and e.direction = 'CREDIT'
+          where lp.kind = 'OVERPAYMENT_WRITTEN_OFF' group by lp.memo) w on w.memo = o.id::text
+      where o.recovered_minor + o.written_off_minor > o.amount_minor
+        or o.recovered_minor <> coalesce(r.total, 0) or o.written_off_minor <> coalesce(w.total, 0)
+        or (o.status in ('RECOVERED', 'WRITTEN_OFF')) <> (o.recovered_minor + o.written_off_minor = o.amount_minor)`,
+  },
+  {
+    rule: 'no overpayment movement touches a bank account or card: recovery comes from paychecks only',
+    query: sql`select lp.id, lp.kind, a.kind as account_kind from ledger_postings lp
+      join ledger_entries e on e.posting_id = lp.id join ledger_accounts a on a.id = e.ledger_account_id
+      where lp.kind in ('OVERPAYMENT_RECORDED', 'OVERPAYMENT_RECOVERED', 'OVERPAYMENT_WRITTEN_OFF')
+        and a.kind in ('EXTERNAL_BANK', 'EXTERNAL_CARD', 'EARNINGS_BALANCE')`,
+  },
+  {
+    rule: "a paycheck's overpayment_recovered_minor equals the recoveries posted against it",
+    query: sql`select p.id, p.overpayment_recovered_minor, coalesce(r.total, 0) as posted
+      from paychecks p left join (select lp.paycheck_id, sum(e.amount_minor) as total from ledger_postings lp
+          join ledger_entries e on e.posting_id = lp.id and e.direction = 'CREDIT'
+          where lp.kind = 'OVERPAYMENT_RECOVERED' group by lp.paycheck_id) r on r.paycheck_id = p.id
+      where p.overpayment_recovered_minor <> coalesce(r.total, 0)`,
+  },
+  {
+    rule: "a person's overpayment_status is their worst open overpayment",
+    query: sql`select pe.id, pe.overpayment_status, w.status from people pe
+      left join (select person_id, case when bool_or(status = 'RESOLUTION_REQUIRED') then 'RESOLUTION_REQUIRED'
+          else 'RECOVERING' end as status
+        from overpayments where status in ('RESOLUTION_REQUIRED', 'RECOVERING') group by person_id) w
+        on w.person_id = pe.id
+      where pe.overpayment_status is distinct from w.status`,
   },
   {
     rule: 'settled (and returned) advances have final funding equal to their estimated funding; others have none',

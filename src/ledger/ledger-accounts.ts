@@ -10,6 +10,8 @@ export const SYSTEM_KINDS = [
   'EXTERNAL_BANK',
   'EXTERNAL_CARD',
   'RETURNS_PAYABLE',
+  'OVERPAYMENT_RECEIVABLE',
+  'OVERPAYMENT_WRITE_OFF',
 ] as const;
 export type SystemKind = (typeof SYSTEM_KINDS)[number];
 

@@ -12,7 +12,10 @@ import type { EntryLine, Movement } from './posting.ts';
  * - EXTERNAL_BANK / EXTERNAL_CARD: money on its way out through a rail, until the rail settles it;
  * - PROVIDER_FUNDING: the provider's money paid out (negative) and funded by employers;
  * - FEE_REVENUE: fees earned;
- * - RETURNS_PAYABLE: money that came back from a worker's bank after their paycheck was paid, owed to them again.
+ * - RETURNS_PAYABLE: money that came back from a worker's bank after their paycheck was paid, owed to them again;
+ * - OVERPAYMENT_RECEIVABLE: advances above a closed paycheck's net pay, owed back from later paychecks of the job
+ *   (negative: an asset);
+ * - OVERPAYMENT_WRITE_OFF: what of an overpayment was given up (negative: an expense).
  */
 
 type Currency = string;
@@ -26,11 +29,25 @@ function line(
   return { ledgerAccountId, direction, amountMinor, currency };
 }
 
+/** A line whose amount may be below zero (a correction): the opposite direction, for the amount's size. */
+function signedLine(
+  ledgerAccountId: string,
+  direction: EntryLine['direction'],
+  amountMinor: number,
+  currency: Currency,
+): EntryLine {
+  if (amountMinor >= 0) return line(ledgerAccountId, direction, amountMinor, currency);
+  return line(ledgerAccountId, direction === 'DEBIT' ? 'CREDIT' : 'DEBIT', -amountMinor, currency);
+}
+
 function externalOf(system: SystemAccounts, destination: 'DEPOSITORY' | 'CARD'): string {
   return destination === 'CARD' ? system.EXTERNAL_CARD : system.EXTERNAL_BANK;
 }
 
-/** An employer's earnings raise a paycheck's net pay: the employer owes it to the paycheck. */
+/**
+ * An employer's earnings raise a paycheck's net pay: the employer owes it to the paycheck. A correction (a negative
+ * delta) lowers it: the employer owes that much less.
+ */
 export function earningsAccrued(input: {
   paycheckId: string;
   employerClearing: string;
@@ -41,12 +58,37 @@ export function earningsAccrued(input: {
 }): Movement {
   const { employerClearing, paycheckClearing, netDeltaMinor: amount, currency } = input;
   return {
-    kind: 'EARNINGS_ACCRUED',
+    kind: amount < 0 ? 'EARNINGS_CORRECTED' : 'EARNINGS_ACCRUED',
     paycheckId: input.paycheckId,
     postedAt: input.at,
     lines: [
-      line(employerClearing, 'DEBIT', amount, currency),
-      line(paycheckClearing, 'CREDIT', amount, currency),
+      signedLine(employerClearing, 'DEBIT', amount, currency),
+      signedLine(paycheckClearing, 'CREDIT', amount, currency),
+    ],
+  };
+}
+
+/**
+ * A correction lowered an open paycheck's accessible share below what it had made accessible: the part not taken yet
+ * goes back from the earnings balance to the paycheck (never more than the balance holds: what advances took stays
+ * taken, and becomes an overpayment if the paycheck closes short).
+ */
+export function earningsWithdrawn(input: {
+  paycheckId: string;
+  paycheckClearing: string;
+  earningsBalance: string;
+  amountMinor: number;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { amountMinor: amount, currency } = input;
+  return {
+    kind: 'EARNINGS_WITHDRAWN',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    lines: [
+      line(input.earningsBalance, 'DEBIT', amount, currency),
+      line(input.paycheckClearing, 'CREDIT', amount, currency),
     ],
   };
 }
@@ -188,8 +230,80 @@ export function payday(input: {
       line(paycheckClearing, 'CREDIT', input.untakenMinor, currency),
       line(paycheckClearing, 'DEBIT', input.payoutMinor, currency),
       line(externalOf(system, input.destination), 'CREDIT', input.payoutMinor, currency),
-      line(system.PROVIDER_FUNDING, 'DEBIT', input.netMinor, currency),
-      line(system.EMPLOYER_PAYROLL_CLEARING, 'CREDIT', input.netMinor, currency),
+      signedLine(system.PROVIDER_FUNDING, 'DEBIT', input.netMinor, currency),
+      signedLine(system.EMPLOYER_PAYROLL_CLEARING, 'CREDIT', input.netMinor, currency),
+    ],
+  };
+}
+
+/**
+ * A paycheck closed with advances above its net pay: its payout is zero, and the difference is owed back by later
+ * paychecks of the job (the paycheck's clearing account, short by that much, is made whole by the receivable).
+ */
+export function overpaymentRecorded(input: {
+  paycheckId: string;
+  paycheckClearing: string;
+  amountMinor: number;
+  system: SystemAccounts;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { amountMinor: amount, currency } = input;
+  return {
+    kind: 'OVERPAYMENT_RECORDED',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    lines: [
+      line(input.system.OVERPAYMENT_RECEIVABLE, 'DEBIT', amount, currency),
+      line(input.paycheckClearing, 'CREDIT', amount, currency),
+    ],
+  };
+}
+
+/**
+ * An installment of an overpayment recovered from a later paycheck's payout, on its payday: from that paycheck only,
+ * never from a bank account or card, with no fee and no interest.
+ */
+export function overpaymentRecovered(input: {
+  paycheckId: string;
+  paycheckClearing: string;
+  overpaymentId: string;
+  amountMinor: number;
+  system: SystemAccounts;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { amountMinor: amount, currency } = input;
+  return {
+    kind: 'OVERPAYMENT_RECOVERED',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    memo: input.overpaymentId,
+    lines: [
+      line(input.paycheckClearing, 'DEBIT', amount, currency),
+      line(input.system.OVERPAYMENT_RECEIVABLE, 'CREDIT', amount, currency),
+    ],
+  };
+}
+
+/** What is left of an overpayment is given up: an expense of the provider; nothing is ever asked of the worker. */
+export function overpaymentWrittenOff(input: {
+  paycheckId: string;
+  overpaymentId: string;
+  amountMinor: number;
+  system: SystemAccounts;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { amountMinor: amount, currency, system } = input;
+  return {
+    kind: 'OVERPAYMENT_WRITTEN_OFF',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    memo: input.overpaymentId,
+    lines: [
+      line(system.OVERPAYMENT_WRITE_OFF, 'DEBIT', amount, currency),
+      line(system.OVERPAYMENT_RECEIVABLE, 'CREDIT', amount, currency),
     ],
   };
 }

@@ -12,7 +12,12 @@ export type MovementKind =
   | 'ADVANCE_RETURNED'
   | 'PAYDAY'
   | 'PAYCHECK_DEPOSITED'
-  | 'PAYCHECK_RETURNED';
+  | 'PAYCHECK_RETURNED'
+  | 'EARNINGS_CORRECTED'
+  | 'EARNINGS_WITHDRAWN'
+  | 'OVERPAYMENT_RECORDED'
+  | 'OVERPAYMENT_RECOVERED'
+  | 'OVERPAYMENT_WRITTEN_OFF';
 
 export interface EntryLine {
   ledgerAccountId: string;

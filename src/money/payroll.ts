@@ -10,6 +10,7 @@ import {
 import { payday } from '../ledger/movements.ts';
 import { type Movement, postMovements } from '../ledger/posting.ts';
 import { enqueue, type OutboxMessage } from '../outbox/outbox-message.ts';
+import { applyOverpaymentsAtPayday, type ClosingPaycheck } from './overpayments/overpayment-payday.ts';
 import { railPaymentMessage } from './rail-payments.ts';
 
 export interface PayrollReport {
@@ -37,14 +38,7 @@ interface Candidate {
   currency: string;
 }
 
-interface PayrollRow {
-  id: string;
-  job_id: string;
-  person_id: string;
-  organization_id: string;
-  currency: string;
-  net_earnings_minor: number;
-  total_debited_minor: number;
+interface PayrollRow extends ClosingPaycheck {
   accessible_minor: number;
   deposit_expected_at: Date;
   earnings_balance_account_id: string | null;
@@ -56,7 +50,9 @@ interface PayrollRow {
 /**
  * Payday. Closes every pay period that has ended (ESTIMATED → PROCESSING, closeEndedPeriods), then pays each
  * PROCESSING paycheck: the share of it still in the earnings balance leaves the balance (which returns to zero for
- * that period), the employer funds the net pay, and net pay − total_debited goes to the job's default depository
+ * that period), the employer funds the net pay, earlier overpayments of the job take their installment and a
+ * paycheck short of its advances records a new one (applyOverpaymentsAtPayday), and what is left of
+ * net pay − total_debited goes to the job's default depository
  * (the default card when there is none) through the rail: an instruction written to the outbox with the batch, sent
  * after it commits; IN_TRANSIT until the rail delivers, then DEPOSITED (settlement job).
  *
@@ -169,11 +165,14 @@ async function loadPayrollRows(
 ): Promise<PayrollRow[]> {
   const { rows } = await sql<PayrollRow>`select p.id, p.job_id, p.person_id, j.organization_id,
       trim(p.currency) as currency, p.net_earnings_minor, p.total_debited_minor, p.accessible_minor,
-      p.deposit_expected_at, j.earnings_balance_account_id,
+      p.pay_period_starts_at, p.deposit_expected_at, j.earnings_balance_account_id,
+      op.overpayment_default_resolution, op.overpayment_installments, op.overpayment_write_off_after_periods,
+      op.overpayment_write_off_delinquent,
       coalesce(dep.id, card.id) as payout_account_id, coalesce(dep.account_type, card.account_type) as payout_type,
       exists (select 1 from funding_sources f join transfers t on t.id = f.transfer_id
         where f.paycheck_id = p.id and f.stage = 'ESTIMATED' and t.status = 'PENDING') as has_pending_advances
     from paychecks p join jobs j on j.id = p.job_id
+      join organization_policies op on op.organization_id = j.organization_id
       left join accounts dep on dep.id = j.direct_deposit_default_depository_id and dep.deleted_at is null
         and ${payableKinds.includes('DEPOSITORY')}::boolean
       left join accounts card on card.id = j.direct_deposit_default_card_id and card.deleted_at is null
@@ -220,14 +219,24 @@ async function payBatch(
         : [],
     ),
   );
-  const movements: Movement[] = [];
-  const payouts: { id: string; payout: number }[] = [];
-  const payments: OutboxMessage[] = [];
-  for (const row of payable) {
+  const accountsOf = (row: { id: string; organization_id: string; currency: string }) => {
     const accounts = system.get(`${row.organization_id}/${row.currency}`);
     if (!accounts) throw new Error(`no system accounts for ${row.organization_id}/${row.currency}`);
+    return accounts;
+  };
+  // Net pay below what advances took pays nothing: the difference is an overpayment (applyOverpaymentsAtPayday).
+  const payoutBefore = new Map(
+    payable.map((row) => [row.id, Math.max(0, row.net_earnings_minor - row.total_debited_minor)]),
+  );
+  const overpayments = await applyOverpaymentsAtPayday(tx, payable, payoutBefore, accountsOf, clearing, now);
+  const movements: Movement[] = [];
+  const payouts: { id: string; payout: number; recovered: number }[] = [];
+  const payments: OutboxMessage[] = [];
+  for (const row of payable) {
+    const accounts = accountsOf(row);
     const untaken = row.accessible_minor - row.total_debited_minor;
-    const payout = row.net_earnings_minor - row.total_debited_minor;
+    const recovered = overpayments.recovered.get(row.id) ?? 0;
+    const payout = (payoutBefore.get(row.id) ?? 0) - recovered;
     if (untaken < 0 || payout < 0) throw new Error(`paycheck ${row.id} took more than it made accessible`);
     const destination = row.payout_type ?? 'DEPOSITORY';
     movements.push(
@@ -246,7 +255,7 @@ async function payBatch(
         at: now,
       }),
     );
-    payouts.push({ id: row.id, payout });
+    payouts.push({ id: row.id, payout, recovered });
     if (payout === 0) continue;
     payments.push(
       railPaymentMessage({
@@ -263,17 +272,18 @@ async function payBatch(
       }),
     );
   }
-  await postMovements(tx, movements);
+  await postMovements(tx, [...movements, ...overpayments.movements]);
   await enqueue(tx, payments);
   const accountOf = new Map(payable.map((row) => [row.id, row.payout_account_id]));
   await sql`update paychecks p set
       status = case when o.payout = 0 then 'DEPOSITED' else 'IN_TRANSIT' end,
       deposited_at = case when o.payout = 0 then ${at}::timestamptz else null end,
       payout_account_id = o.account_id, payout_minor = o.payout, payout_rail_reference = null,
-      payout_settle_after = null, payout_held_reason = null, updated_at = ${at}::timestamptz
+      payout_settle_after = null, payout_held_reason = null, overpayment_recovered_minor = o.recovered,
+      updated_at = ${at}::timestamptz
     from unnest(${payouts.map((p) => p.id)}::uuid[], ${payouts.map((p) => accountOf.get(p.id) ?? null)}::uuid[],
-      ${payouts.map((p) => p.payout)}::bigint[])
-      as o(id, account_id, payout)
+      ${payouts.map((p) => p.payout)}::bigint[], ${payouts.map((p) => p.recovered)}::bigint[])
+      as o(id, account_id, payout, recovered)
     where p.id = o.id`.execute(tx);
   return { paid: payouts.length, held: held.length };
 }

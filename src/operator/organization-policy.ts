@@ -23,7 +23,17 @@ export interface OrganizationPolicy {
   feeCardNextDayMinor: number | null;
   feeBankInstantMinor: number | null;
   feeBankNextDayMinor: number | null;
+  overpaymentDefaultResolution: OverpaymentPolicyResolution;
+  overpaymentInstallments: number;
+  overpaymentWriteOffAfterPeriods: number;
+  overpaymentWriteOffDelinquent: boolean;
 }
+
+/** NONE: the person chooses (OVERPAYMENT_RESOLUTION_REQUIRED until they do). */
+export const OVERPAYMENT_POLICY_RESOLUTIONS = ['NONE', 'NEXT_PAYCHECK', 'INSTALLMENTS'] as const;
+export type OverpaymentPolicyResolution = (typeof OVERPAYMENT_POLICY_RESOLUTIONS)[number];
+/** The most paychecks an overpayment may be spread over. */
+export const OVERPAYMENT_INSTALLMENTS_MAX = 12;
 
 export type PolicyKey = keyof OrganizationPolicy;
 export type PolicyChange = { [K in PolicyKey]?: unknown };
@@ -143,6 +153,27 @@ export const POLICY_FIELDS: { readonly [K in PolicyKey]: PolicyField } = {
     name: 'fee_bank_next_day_minor',
     kind: { type: 'fee', max: POLICY_MONEY_MINOR_MAX },
     description: 'Fee of a bank transfer on the next business day; null: not offered.',
+  },
+  overpaymentDefaultResolution: {
+    name: 'overpayment_default_resolution',
+    kind: { type: 'enum', values: OVERPAYMENT_POLICY_RESOLUTIONS },
+    description:
+      'How a new overpayment is recovered unless the worker chose: NONE (the worker must choose), NEXT_PAYCHECK, or INSTALLMENTS.',
+  },
+  overpaymentInstallments: {
+    name: 'overpayment_installments',
+    kind: { type: 'integer', min: 1, max: OVERPAYMENT_INSTALLMENTS_MAX },
+    description: 'Paychecks an overpayment is spread over when the default resolution is INSTALLMENTS.',
+  },
+  overpaymentWriteOffAfterPeriods: {
+    name: 'overpayment_write_off_after_periods',
+    kind: { type: 'integer', min: 1, max: 52 },
+    description: 'Paydays of the job after which what is left of an overpayment is written off.',
+  },
+  overpaymentWriteOffDelinquent: {
+    name: 'overpayment_write_off_delinquent',
+    kind: { type: 'boolean' },
+    description: 'True: a write-off makes the worker DELINQUENT (transfers disabled).',
   },
 };
 

@@ -5,6 +5,7 @@ import { type ErrorDocument, errorDocument } from '../errors/error-document.ts';
 import { CARD_PRODUCT_KEY } from '../resources/people/serialize.ts';
 import { complianceExamples } from './openapi-compliance-examples.ts';
 import { disclosureExamples } from './openapi-disclosure-examples.ts';
+import { overpaymentExamples } from './openapi-overpayment-examples.ts';
 import { reportExamples } from './openapi-report-examples.ts';
 
 /**
@@ -106,6 +107,7 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
     ...complianceExamples(base, error),
     ...disclosureExamples(error),
     ...reportExamples(base, error),
+    ...overpaymentExamples(error),
     // GET /rest/health
     getHealth: { answer: { status: 'UP', version: packageJson.version } },
     // GET /rest/organizations
@@ -195,6 +197,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
               fee_card_next_day_minor: 0,
               fee_bank_instant_minor: null,
               fee_bank_next_day_minor: 0,
+              overpayment_default_resolution: 'NONE',
+              overpayment_installments: 2,
+              overpayment_write_off_after_periods: 6,
+              overpayment_write_off_delinquent: false,
             },
           },
           links: { self: `${base}/admin/organizations/8ab73cab-0672-4b07-adf5-fc61ec3afaf3` },
@@ -236,6 +242,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
                 fee_card_next_day_minor: 0,
                 fee_bank_instant_minor: null,
                 fee_bank_next_day_minor: 0,
+                overpayment_default_resolution: 'NONE',
+                overpayment_installments: 2,
+                overpayment_write_off_after_periods: 6,
+                overpayment_write_off_delinquent: false,
               },
             },
             links: { self: `${base}/admin/organizations/6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0001` },
@@ -266,6 +276,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
                 fee_card_next_day_minor: 0,
                 fee_bank_instant_minor: null,
                 fee_bank_next_day_minor: 0,
+                overpayment_default_resolution: 'NONE',
+                overpayment_installments: 2,
+                overpayment_write_off_after_periods: 6,
+                overpayment_write_off_delinquent: false,
               },
             },
             links: { self: `${base}/admin/organizations/8ab73cab-0672-4b07-adf5-fc61ec3afaf3` },
@@ -311,6 +325,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
               fee_card_next_day_minor: 0,
               fee_bank_instant_minor: null,
               fee_bank_next_day_minor: 0,
+              overpayment_default_resolution: 'NONE',
+              overpayment_installments: 2,
+              overpayment_write_off_after_periods: 6,
+              overpayment_write_off_delinquent: false,
             },
           },
           links: { self: `${base}/admin/organizations/6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0001` },
@@ -348,6 +366,10 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
             fee_card_next_day_minor: 0,
             fee_bank_instant_minor: 199,
             fee_bank_next_day_minor: 0,
+            overpayment_default_resolution: 'NONE',
+            overpayment_installments: 2,
+            overpayment_write_off_after_periods: 6,
+            overpayment_write_off_delinquent: false,
           },
           links: { self: `${base}/admin/organizations/8ab73cab-0672-4b07-adf5-fc61ec3afaf3/policy` },
         },

@@ -161,6 +161,12 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
             "where their state's law asks for it, and their acceptances (docs/integrators/disclosures.md).",
         },
         {
+          name: 'Overpayments',
+          description:
+            "An extension of the published API: what was advanced above a paycheck's net pay, and how the person " +
+            'chooses to have it recovered from later paychecks (docs/integrators/overpayments.md).',
+        },
+        {
           name: 'Operator',
           description:
             'The operator API (/admin, admin:operator): employers, rosters, jobs, webhooks, the sandbox.',

@@ -27,6 +27,7 @@ const DEMO_TABLES = [
   // Complaints of the demo's people and employers (test/e2e or a partner trying the operator API) are made up too.
   'complaints',
   'transfers',
+  'overpayments',
   'earnings',
   'paychecks',
   'ach_returns',

@@ -140,6 +140,10 @@ test('the operator API is in the document: every /admin operation with its id, t
     ['get', '/admin/reports/state.csv', 'adminStateReportCsv'],
     ['get', '/admin/reports/remittance', 'adminRemittanceReport'],
     ['get', '/admin/reports/remittance.csv', 'adminRemittanceReportCsv'],
+    ['get', '/admin/overpayments', 'adminListOverpayments'],
+    ['get', '/admin/overpayments/{overpayment_id}', 'adminGetOverpayment'],
+    ['post', '/admin/overpayments/{overpayment_id}/resolution', 'adminResolveOverpayment'],
+    ['post', '/admin/overpayments/{overpayment_id}/write_off', 'adminWriteOffOverpayment'],
   ] as const;
   for (const [method, path, operationId] of operations) {
     const operation = document.paths[path]?.[method];

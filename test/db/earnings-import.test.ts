@@ -199,7 +199,7 @@ test('bad lines are rejected with their line and field, and nothing of them is w
     ['b-10,H-1,2026-03-09,,0.00', 'amount'],
     ['b-11,H-1,2026-03-09,,100000.01', 'amount'],
     ['b-12,H-1,2026-03-09,,"1,000.00"', 'amount'],
-    ['b-13,H-1,2026-03-09,,-5', 'amount'],
+    ['b-13,H-1,2026-03-09,,+5', 'amount'],
     ['b-14,H-1,2026-03-09,24.01,', 'hours'],
     ['b-15,H-1,2026-03-09,1.005,', 'hours'],
     ['b-16,H-1,2026-03-09,0,', 'hours'],
@@ -225,7 +225,10 @@ test('bad lines are rejected with their line and field, and nothing of them is w
   assert.match(message(7), /hours and amount are both given/);
   assert.match(message(9), /"NOPE" names no job of this organization/);
   assert.match(message(10), /job "D-1" is DEACTIVATED; earnings are recorded for ACTIVATED jobs only/);
-  assert.match(message(12), /amount must be an amount above 0 and at most 100000, such as 123\.45/);
+  assert.match(
+    message(12),
+    /amount must be an amount other than 0, at most 100000 either way, such as 123\.45/,
+  );
   assert.match(message(20), /kept for salary accrual/);
   assert.match(message(21), /the line has 3 fields; the header has 5/);
   const recorded = await db
@@ -291,7 +294,10 @@ test("today is the organization's, and amounts are read in its currency", async 
     result.rejected.map((problem) => [problem.line, problem.field]),
     [[3, 'amount']],
   );
-  assert.match(result.rejected[0]!.message, /such as 123: digits, at most 0 after the point/);
+  assert.match(
+    result.rejected[0]!.message,
+    /such as 123 \(or -123 for a correction\): digits, at most 0 after the point/,
+  );
   assert.equal(result.recordedMinor, 1_500 + 3_000);
   const [paycheck] = await paychecksOf(db, jobs.get('Y-1')!.id);
   // Gross ¥4,500; withholdings ¥1,125; net ¥3,375; half is ¥1,687.5, rounded down.
@@ -460,4 +466,75 @@ test('a wrong header or an empty file is refused before anything is written; an 
   const headerOnly = await importText(`${HEADER}\n\n`, organizationId);
   assert.deepEqual([headerOnly.lines, headerOnly.recorded, headerOnly.rejectedCount], [0, 0, 0]);
   assert.deepEqual(await counts(db), before);
+});
+
+const CORRECTION_HEADER = 'row_id,primary_identifier,date,hours,amount,reverses';
+
+test('corrections: a negative amount lowers pay, a reversal takes a row back once; a bad reversal names the row and field', async () => {
+  const { db, jobs, run } = await setup();
+  const h1 = jobs.get('H-1')!;
+  const header = { header: CORRECTION_HEADER };
+  const first = await run(['c-1,H-1,2026-03-09,8,,', 'c-2,H-1,2026-03-10,,100.00,'], header);
+  assert.equal(first.recorded, 2);
+  // 160.00 + 100.00 = 260.00 gross, 65.00 withheld, 195.00 net, 97.50 accessible.
+  assert.equal(await balanceOf(db, h1.accountId), 9750);
+  const corrected = await run(
+    [
+      'c-3,H-1,2026-03-10,,-40.00,',
+      'c-4,H-1,,,,c-1',
+      'c-5,H-1,,,,c-1',
+      'c-6,H-1,,,,nope',
+      'c-8,H-1,2026-03-10,,50.00,c-2',
+      'c-9,H-1,,,,c-9',
+    ],
+    header,
+  );
+  assert.deepEqual(
+    corrected.rejected.map((problem) => [problem.line, problem.field]),
+    [
+      [4, 'reverses'],
+      [5, 'reverses'],
+      [6, 'amount'],
+      [7, 'reverses'],
+    ],
+  );
+  assert.match(corrected.rejected[0]!.message, /row "c-1" of job "H-1" is reversed already/);
+  assert.match(corrected.rejected[1]!.message, /job "H-1" has no row "nope" to reverse/);
+  const ofReversal = await run(['c-7,H-1,,,,c-4'], header);
+  assert.match(ofReversal.rejected[0]!.message, /row "c-4" of job "H-1" is a reversal itself/);
+  assert.equal(corrected.recorded, 2);
+  assert.equal(corrected.recordedMinor, -4000 - 16_000);
+  // 260.00 − 40.00 − 160.00 = 60.00 gross, 15.00 withheld, 45.00 net: 22.50 accessible, nothing was taken.
+  const [paycheck] = await paychecksOf(db, h1.id);
+  assert.deepEqual(paycheck, {
+    status: 'ESTIMATED',
+    gross: 6000,
+    withholdings: 1500,
+    net: 4500,
+    accessible: 2250,
+  });
+  assert.equal(await balanceOf(db, h1.accountId), 2250);
+  const again = await run(['c-4,H-1,,,,c-1'], header);
+  assert.deepEqual([again.duplicates, again.rejectedCount], [1, 0], 'a reversal sent again is a duplicate');
+  await assertSoundBooks(db);
+});
+
+test('a correction of a paid period lands on the job’s current paycheck', async (t: TestContext) => {
+  const database = await openTestDatabase(t);
+  const { db, jobs, run } = await setup({ db: database.db });
+  const early = await run(['q-1,H-1,2026-02-20,8,'], { allowBackdated: true });
+  assert.equal(early.recorded, 1);
+  await runPayroll(db, new SystemLedger(db), FIXED_NOW);
+  const h1 = jobs.get('H-1')!;
+  const reversed = await run(['q-2,H-1,,,,q-1'], { header: CORRECTION_HEADER });
+  assert.equal(reversed.recorded, 1, JSON.stringify(reversed.rejected));
+  const paychecks = await paychecksOf(db, h1.id);
+  assert.deepEqual(
+    paychecks.map((p) => [p.status === 'ESTIMATED', p.gross, p.net]),
+    [
+      [false, 16_000, 12_000],
+      [true, -16_000, -16_000],
+    ],
+  );
+  await assertSoundBooks(db);
 });

@@ -43,6 +43,7 @@ import {
   payPeriodContaining,
 } from '../../src/money/earnings/pay-periods.ts';
 import { createMoneyCore, type MoneyCore, railDispatcher } from '../../src/money/money-core.ts';
+import { writeOffOverpayment } from '../../src/money/overpayments/overpayment-service.ts';
 import type { PaymentRail } from '../../src/rails/payment-rail.ts';
 import {
   createSandboxRail,
@@ -98,6 +99,10 @@ interface Policy {
   fee_card_next_day_minor: number | null;
   fee_bank_instant_minor: number | null;
   fee_bank_next_day_minor: number | null;
+  overpayment_default_resolution: 'NONE' | 'NEXT_PAYCHECK' | 'INSTALLMENTS';
+  overpayment_installments: number;
+  overpayment_write_off_after_periods: number;
+  overpayment_write_off_delinquent: boolean;
 }
 
 interface WorkerSpec {
@@ -139,6 +144,8 @@ interface EarnRow {
   /** Reuse an earlier row id of the job (a duplicate), chosen by this number. */
   reuse: number | null;
   unknownJob: boolean;
+  /** A reversal of an earlier row of the job (or of an unknown one), chosen by this number; the amount is unused. */
+  reverse: number | null;
 }
 
 /** Default accounts cleared (as an operator might) or set through the API, or the job deactivated. */
@@ -178,6 +185,8 @@ type Step =
   | { kind: 'job'; job: number; action: JobAction }
   | { kind: 'restart' }
   | { kind: 'lostAnswers' }
+  | { kind: 'resolve'; job: number; installments: number }
+  | { kind: 'writeOff'; pick: number }
   | ReturnStep;
 
 interface Scenario {
@@ -226,6 +235,15 @@ const policyArb: fc.Arbitrary<Policy> = fc
     fee_card_next_day_minor: feeArb(0),
     fee_bank_instant_minor: feeArb(null),
     fee_bank_next_day_minor: feeArb(0),
+    overpayment_default_resolution: fc.constantFrom<Policy['overpayment_default_resolution']>(
+      'NONE',
+      'NONE',
+      'NEXT_PAYCHECK',
+      'INSTALLMENTS',
+    ),
+    overpayment_installments: fc.integer({ min: 1, max: 3 }),
+    overpayment_write_off_after_periods: fc.integer({ min: 1, max: 4 }),
+    overpayment_write_off_delinquent: fc.boolean(),
   })
   .map(({ maximum_extra, ...policy }) => ({
     ...policy,
@@ -349,6 +367,7 @@ const earnArb: fc.Arbitrary<Step> = fc.record({
       amount: fc.oneof(
         { weight: 1, arbitrary: fc.constant(0) },
         { weight: 6, arbitrary: fc.integer({ min: 1, max: 60_000 }) },
+        { weight: 2, arbitrary: fc.integer({ min: -60_000, max: -1 }) },
       ),
       dayOffset: fc.oneof(
         { weight: 3, arbitrary: fc.integer({ min: -3, max: 0 }) },
@@ -359,6 +378,7 @@ const earnArb: fc.Arbitrary<Step> = fc.record({
         { weight: 15, arbitrary: fc.constant(false) },
         { weight: 1, arbitrary: fc.constant(true) },
       ),
+      reverse: fc.oneof({ weight: 5, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.nat(20) }),
     }),
     { minLength: 1, maxLength: 4 },
   ),
@@ -405,6 +425,15 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('lostAnswers' as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('resolve' as const),
+      job: fc.nat(7),
+      installments: fc.constantFrom(1, 2, 3),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('writeOff' as const), pick: fc.nat(20) }) },
 );
 
 const returnStepArb: fc.Arbitrary<Step> = fc.record({
@@ -497,6 +526,8 @@ interface Run {
   policies: Policy[];
   jobs: Job[];
   recorded: Set<string>;
+  /** Each row recorded, by `${jobId}/${externalId}`: its pay and day, whether it reverses one, whether reversed. */
+  rows: Map<string, { amount: number; workedOn: string; reversal: boolean; reversed: boolean }>;
   keys: Map<string, KeyRecord>;
   keyOrder: string[];
   /** Ids of transfers made, for requests that send one of them again as their own. */
@@ -602,6 +633,8 @@ async function wipeMoney(db: Db): Promise<void> {
   await sql`truncate ledger_entries, ledger_postings, funding_sources, earnings, transfers, ledger_accounts,
     paychecks, idempotency_keys, outbox, ach_returns, ach_return_files, ach_files, ach_entries, ach_windows
     cascade`.execute(db);
+  // The overpayments went with their paychecks: so do the markers of their people.
+  await sql`update people set overpayment_status = null where overpayment_status is not null`.execute(db);
 }
 
 /**
@@ -646,6 +679,7 @@ async function setUp(
     policies: scenario.policies,
     jobs: [],
     recorded: new Set(),
+    rows: new Map(),
     keys: new Map(),
     keyOrder: [],
     transferIds: [],
@@ -745,7 +779,60 @@ async function runStep(run: Run, step: Step): Promise<void> {
       // The next advance's instruction is taken by the rail and its answer lost (checkNewAdvance).
       run.loseNextAnswer = true;
       return;
+    case 'resolve':
+      return resolveStep(run, step.job, step.installments);
+    case 'writeOff':
+      return writeOffStep(run, step.pick);
   }
+}
+
+// ---------------------------------------------------------------------------------------------------- overpayments
+
+/** The person of a job resolves their overpayments waiting for it, through the REST extension. */
+async function resolveStep(run: Run, jobIndex: number, installments: number): Promise<void> {
+  const job = jobOf(run, jobIndex);
+  const { rows } = await sql<{ id: string }>`select id from overpayments
+    where person_id = ${job.personId}::uuid and status = 'RESOLUTION_REQUIRED'`.execute(run.db);
+  const before = await snapshot(run.db);
+  const response = await run.app.api.inject({
+    method: 'POST',
+    url: `/rest/people/${job.personId}/overpayment_resolutions`,
+    headers: { authorization: `Bearer ${job.token}`, 'content-type': 'application/vnd.api+json' },
+    payload: JSON.stringify({
+      data: {
+        type: 'overpayment_resolutions',
+        attributes:
+          installments === 1 ? { resolution: 'NEXT_PAYCHECK' } : { resolution: 'INSTALLMENTS', installments },
+      },
+    }),
+  });
+  run.trace.push(`  → ${response.statusCode} ${response.body.slice(0, 160)}`);
+  count(run, `resolve.${response.statusCode}`);
+  if (rows.length === 0) {
+    assert.equal(response.statusCode, 400, response.body);
+    assert.equal(response.json().errors[0].code, 'INVALID_RESOURCE_STATE');
+    assert.equal(await snapshot(run.db), before, 'a refused resolution changes nothing');
+    return;
+  }
+  assert.equal(response.statusCode, 200, response.body);
+  const resolved = response.json().data as { id: string; attributes: { status: string } }[];
+  assert.deepEqual(resolved.map((o) => o.id).sort(), rows.map((o) => o.id).sort());
+  assert.ok(resolved.every((o) => o.attributes.status === 'RECOVERING'));
+}
+
+/** The operator writes off an open overpayment, when there is one. */
+async function writeOffStep(run: Run, pick: number): Promise<void> {
+  const { rows } = await sql<{ id: string }>`select id from overpayments
+    where status in ('RESOLUTION_REQUIRED', 'RECOVERING') order by detected_at, id`.execute(run.db);
+  const chosen = rows[pick % Math.max(rows.length, 1)];
+  if (!chosen) return;
+  const row = await writeOffOverpayment(run.db, run.core.ledger, {
+    overpaymentId: chosen.id,
+    now: run.clock.now,
+  });
+  run.trace.push(`  → written off ${row.written_off_minor}`);
+  count(run, 'overpayment.writtenOff');
+  assert.equal(row.status, 'WRITTEN_OFF');
 }
 
 /**
@@ -789,12 +876,18 @@ async function earn(run: Run, jobIndex: number, rows: EarnRow[]): Promise<void> 
       expected.push('UNKNOWN_JOB');
       continue;
     }
+    if (row.reverse !== null) {
+      expectedRecorded += await reversal(run, job, row.reverse, inputs, expected, recordedNow);
+      continue;
+    }
     const externalId =
       row.reuse !== null && job.externalIds.length > 0
         ? (job.externalIds[row.reuse % job.externalIds.length] as string)
         : `row-${randomUUID()}`;
     if (!job.externalIds.includes(externalId)) job.externalIds.push(externalId);
     inputs.push(input(job.jobId, externalId, workedOn, row.amount));
+    // A correction lands on the job's current paycheck when its own is closed: it is never PERIOD_CLOSED.
+    const correction = row.amount < 0;
     const period = payPeriodContaining(calendarOf(policy), workedOn);
     const { rows: paychecks } = await sql<{ status: string }>`select status from paychecks
       where job_id = ${job.jobId}::uuid and pay_period_starts_at = ${period.startsAt.toISOString()}::timestamptz`.execute(
@@ -804,12 +897,14 @@ async function earn(run: Run, jobIndex: number, rows: EarnRow[]): Promise<void> 
     // A row recorded by an earlier call is a duplicate even once its period has closed; a row repeated within
     // the call is one only where it could be recorded.
     if (run.recorded.has(key)) expected.push('DUPLICATE');
-    else if (paychecks[0] && paychecks[0].status !== 'ESTIMATED') expected.push('PERIOD_CLOSED');
+    else if (!correction && paychecks[0] && paychecks[0].status !== 'ESTIMATED')
+      expected.push('PERIOD_CLOSED');
     else if (recordedNow.has(key)) expected.push('DUPLICATE');
     else {
       expected.push('RECORDED');
       recordedNow.add(key);
       expectedRecorded += row.amount;
+      run.rows.set(key, { amount: row.amount, workedOn, reversal: false, reversed: false });
     }
   }
   const before = await balancesOf(run);
@@ -820,8 +915,53 @@ async function earn(run: Run, jobIndex: number, rows: EarnRow[]): Promise<void> 
   assert.deepEqual(result.outcomes, expected, 'earnings outcomes');
   assert.equal(result.recordedMinor, expectedRecorded, 'recordedMinor is the sum of the rows recorded');
   const credited = [...after].reduce((sum, [id, balance]) => sum + balance - (before.get(id) ?? 0), 0);
-  assert.equal(result.creditedMinor, credited, 'creditedMinor is what the earnings balances gained');
+  assert.equal(
+    result.creditedMinor - result.withdrawnMinor,
+    credited,
+    'creditedMinor less withdrawnMinor is what the earnings balances gained',
+  );
   for (const key of recordedNow) run.recorded.add(key);
+}
+
+/**
+ * A row that reverses an earlier row of the job (one recorded by an earlier call; or one it never had): the outcome
+ * the recorder must give, from the test's own record of the rows. Returns the pay it records.
+ */
+async function reversal(
+  run: Run,
+  job: Job,
+  pick: number,
+  inputs: EarningsInput[],
+  expected: EarningsOutcome[],
+  recordedNow: Set<string>,
+): Promise<number> {
+  const earlier = job.externalIds.filter((id) => run.rows.has(`${job.jobId}/${id}`));
+  const target =
+    earlier.length > 0 && pick % 5 !== 0 ? earlier[pick % earlier.length] : `never-${randomUUID()}`;
+  const externalId = `rev-${randomUUID()}`;
+  inputs.push({ ...input(job.jobId, externalId, null, 0), reverses: target });
+  const reversed = run.rows.get(`${job.jobId}/${target}`);
+  if (!reversed || recordedNow.has(`${job.jobId}/${target}`)) {
+    expected.push('UNKNOWN_REVERSED_ROW');
+    return 0;
+  }
+  if (reversed.reversal) {
+    expected.push('NOT_REVERSIBLE');
+    return 0;
+  }
+  if (reversed.reversed) {
+    expected.push('ALREADY_REVERSED');
+    return 0;
+  }
+  // A reversal is a correction, whatever its sign: it lands on the current paycheck when its own is closed.
+  const amount = -reversed.amount;
+  expected.push('RECORDED');
+  reversed.reversed = true;
+  const key = `${job.jobId}/${externalId}`;
+  recordedNow.add(key);
+  job.externalIds.push(externalId);
+  run.rows.set(key, { amount, workedOn: reversed.workedOn, reversal: true, reversed: false });
+  return amount;
 }
 
 function calendarOf(policy: Policy): PayCalendar {
@@ -844,7 +984,12 @@ function periodEndOf(run: Run, paycheck: { job_id: string; pay_period_starts_at:
   return payPeriodContaining(calendarOf(policy), firstDay).endsAt.getTime();
 }
 
-function input(jobId: string, externalId: string, workedOn: string, amountMinor: number): EarningsInput {
+function input(
+  jobId: string,
+  externalId: string,
+  workedOn: string | null,
+  amountMinor: number,
+): EarningsInput {
   return { jobId, externalId, workedOn, hoursHundredths: null, amountMinor, source: 'SHIFT' };
 }
 
@@ -1086,7 +1231,15 @@ async function predictRefusal(run: Run, personId: string, body: TransferBody): P
   const job = jobs[0];
   const runJob = job ? run.jobs.find((j) => j.jobId === job.id) : undefined;
   const policy = runJob ? (run.policies[runJob.organization] as Policy) : undefined;
+  const { rows: standing } = await sql<{ disallow_reason: string | null; worst: string | null }>`select
+      pe.disallow_reason, (select case when bool_or(o.status = 'RESOLUTION_REQUIRED') then 'RESOLUTION_REQUIRED'
+        when bool_or(o.status = 'RECOVERING') then 'RECOVERING' end
+        from overpayments o where o.person_id = pe.id) as worst
+    from people pe where pe.id = ${personId}::uuid`.execute(db);
+  if (standing[0]?.disallow_reason) return refuse('TRANSFERS_DISABLED');
   if (policy && !policy.transfers_enabled) return refuse('TRANSFERS_DISABLED');
+  if (standing[0]?.worst === 'RESOLUTION_REQUIRED') return refuse('OVERPAYMENT_RESOLUTION_REQUIRED');
+  if (standing[0]?.worst === 'RECOVERING') return refuse('OVERPAYMENT_RESOLVING');
   if (job && job.direct_deposit_status !== 'SETUP_COMPLETE') return refuse('INVALID_DIRECT_DEPOSIT_STATUS');
   if (!job || !policy || job.activation_status !== 'ACTIVATED') return refuse('INELIGIBLE_ORIGIN');
   const destinationId = relationships.destination?.data.id;
@@ -1595,11 +1748,9 @@ async function runPayday(
   assert.deepEqual(report, expected, 'payroll closes, pays and holds what it should');
   const { rows: unsent } = await sql<{ n: number }>`select count(*)::integer as n from outbox o
     join paychecks p on p.id = o.subject_id where p.payout_rail_reference is null`.execute(run.db);
-  assert.equal(
-    unsent[0]?.n,
-    payable.filter((c) => c.net_earnings_minor > c.total_debited_minor).length,
-    'each payout is an instruction in the outbox, not yet sent',
-  );
+  const { rows: paying } = await sql<{ n: number }>`select count(*)::integer as n from paychecks
+    where id = any(${payable.map((c) => c.id)}::uuid[]) and payout_minor > 0`.execute(run.db);
+  assert.equal(unsent[0]?.n, paying[0]?.n, 'each payout is an instruction in the outbox, not yet sent');
   await run.core.outbox.dispatchDue(run.clock.now);
   for (const candidate of candidates) {
     const { rows } = await sql<{
@@ -1608,7 +1759,9 @@ async function runPayday(
       payout_account_id: string | null;
       payout_held_reason: string | null;
       payout_settle_after: Date | null;
-    }>`select status, payout_minor, payout_account_id, payout_held_reason, payout_settle_after from paychecks
+      overpayment_recovered_minor: number;
+    }>`select status, payout_minor, payout_account_id, payout_held_reason, payout_settle_after,
+        overpayment_recovered_minor from paychecks
       where id = ${candidate.id}::uuid`.execute(run.db);
     const row = rows[0];
     assert.ok(row);
@@ -1617,12 +1770,14 @@ async function runPayday(
       assert.equal(row.payout_held_reason, candidate.pending ? 'PENDING_ADVANCES' : 'NO_DEFAULT_ACCOUNT');
       continue;
     }
-    const payout = candidate.net_earnings_minor - candidate.total_debited_minor;
-    assert.equal(row.status, payout === 0 ? 'DEPOSITED' : 'IN_TRANSIT', `paycheck ${candidate.id}`);
-    assert.equal(row.payout_minor, payout);
+    // Net pay below the advances pays nothing (an overpayment); a payout repays earlier overpayments first.
+    const payout = Math.max(0, candidate.net_earnings_minor - candidate.total_debited_minor);
+    assert.ok(row.overpayment_recovered_minor <= payout, 'a recovery never exceeds the payout');
+    assert.equal(row.payout_minor, payout - row.overpayment_recovered_minor);
+    assert.equal(row.status, row.payout_minor === 0 ? 'DEPOSITED' : 'IN_TRANSIT', `paycheck ${candidate.id}`);
     assert.equal(row.payout_account_id, candidate.payout_account_id);
     assert.equal(row.payout_held_reason, null);
-    if (payout > 0) {
+    if ((row.payout_minor ?? 0) > 0) {
       const settleAfter = new Date(row.payout_settle_after as Date).getTime();
       assert.ok(settleAfter >= new Date(candidate.deposit_expected_at).getTime(), 'not paid before payday');
       assert.ok(settleAfter > run.clock.now.getTime(), 'the rail takes time');
@@ -1769,14 +1924,17 @@ async function checkBooks(run: Run): Promise<void> {
       from funding_sources f join transfers t on t.id = f.transfer_id
       where f.stage = 'ESTIMATED' and (t.status <> 'FAILED' or t.returned_to = 'RETURNS_PAYABLE')
       group by f.paycheck_id) f on f.paycheck_id = p.id
+      left join overpayments o on o.paycheck_id = p.id
     where p.status in ('IN_TRANSIT', 'DEPOSITED')
-      and (p.payout_minor is null or p.payout_minor + coalesce(f.total, 0) <> p.net_earnings_minor)`.execute(
+      and (p.payout_minor is null or p.payout_minor + p.overpayment_recovered_minor + coalesce(f.total, 0)
+        - coalesce(o.amount_minor, 0) <> p.net_earnings_minor
+        or coalesce(o.amount_minor, 0) <> greatest(coalesce(f.total, 0) - p.net_earnings_minor, 0))`.execute(
       db,
     );
   assert.deepEqual(
     unpaid,
     [],
-    'a paid paycheck: payout + its advances that did not fail (or came back after it was paid) = net',
+    'a paid paycheck: payout + what it recovered + its advances that did not fail (or came back after it was paid) = net + its overpayment, the advances above net pay',
   );
   const { rows: late } = await sql`select p.id as paycheck_id, t.id as transfer_id from paychecks p
     join funding_sources f on f.paycheck_id = p.id join transfers t on t.id = f.transfer_id
@@ -1790,13 +1948,18 @@ async function checkBooks(run: Run): Promise<void> {
       left join (select paycheck_id, sum(amount_minor)::bigint as total from earnings group by paycheck_id) e
         on e.paycheck_id = p.id
     where p.gross_earnings_minor <> coalesce(e.total, 0)
-      or p.employer_withholdings_minor <> (p.gross_earnings_minor * pol.withholding_estimate_bp + 9999) / 10000
+      or p.employer_withholdings_minor
+        <> (greatest(p.gross_earnings_minor, 0) * pol.withholding_estimate_bp + 9999) / 10000
       or p.net_earnings_minor <> p.gross_earnings_minor - p.employer_withholdings_minor
-      or p.accessible_minor <> p.net_earnings_minor * pol.access_rate_bp / 10000`.execute(db);
+      or p.accessible_minor < greatest(floor(p.net_earnings_minor * pol.access_rate_bp / 10000.0), 0)
+      or (p.accessible_minor <> floor(p.net_earnings_minor * pol.access_rate_bp / 10000.0)
+        and not exists (select 1 from earnings c where c.paycheck_id = p.id and c.amount_minor < 0))`.execute(
+      db,
+    );
   assert.deepEqual(
     figures,
     [],
-    'paycheck figures: gross = Σ earnings, withholdings rounded up, access rounded down',
+    'paycheck figures: gross = Σ earnings, withholdings rounded up, access rounded down (or what advances kept of it after a correction)',
   );
   await checkSystemAccounts(db);
   if (run.rail === 'ach') await checkAchFiles(run);
@@ -1807,7 +1970,8 @@ async function checkBooks(run: Run): Promise<void> {
  * did not fail; at the external bank and card, advances not yet resolved and payouts not yet arrived (nor come
  * back); the provider's funding, what it delivered (and was not returned) less the net pay the employer funded; the
  * employer's clearing, minus the net pay of paychecks not yet paid; returns payable, the advances and payouts that
- * came back after the paycheck that funded them was paid.
+ * came back after the paycheck that funded them was paid; the overpayment receivable, what is left of the
+ * overpayments; the write-off, what was written off of them.
  */
 async function checkSystemAccounts(db: Db): Promise<void> {
   const { rows: actual } = await sql<{ organization_id: string; kind: string; balance: number }>`select
@@ -1839,11 +2003,23 @@ async function checkSystemAccounts(db: Db): Promise<void> {
       sum(p.net_earnings_minor)::bigint as net, coalesce(sum(p.payout_minor), 0)::bigint as payout
     from paychecks p join jobs j on j.id = p.job_id left join accounts a on a.id = p.payout_account_id
     group by j.organization_id, a.account_type, p.status, p.payout_returned_at is not null`.execute(db);
+  const { rows: overpaid } = await sql<{
+    organization_id: string;
+    left_minor: number;
+    written_off: number;
+  }>`select
+      organization_id, sum(amount_minor - recovered_minor - written_off_minor)::bigint as left_minor,
+      sum(written_off_minor)::bigint as written_off
+    from overpayments group by organization_id`.execute(db);
   const expected = new Map<string, number>();
   const add = (organization: string, kind: string, amount: number) => {
     const key = `${organization}/${kind}`;
     expected.set(key, (expected.get(key) ?? 0) + amount);
   };
+  for (const o of overpaid) {
+    add(o.organization_id, 'OVERPAYMENT_RECEIVABLE', -o.left_minor);
+    add(o.organization_id, 'OVERPAYMENT_WRITE_OFF', -o.written_off);
+  }
   for (const a of advances) {
     const external = a.destination_type === 'CARD' ? 'EXTERNAL_CARD' : 'EXTERNAL_BANK';
     if (a.status !== 'FAILED') add(a.organization_id, 'FEE_REVENUE', a.fee);

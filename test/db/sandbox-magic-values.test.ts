@@ -5,13 +5,15 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { removeOverride } from '../../src/compliance/rule-store.ts';
 import { stateRules } from '../../src/compliance/state-rules.ts';
+import { SystemLedger } from '../../src/ledger/ledger-accounts.ts';
 import { ADVANCE_CHECKS } from '../../src/money/advances/advance-checks.ts';
+import { writeOffOverpayment } from '../../src/money/overpayments/overpayment-service.ts';
 import { SANDBOX_FAILURE_AMOUNTS, SANDBOX_RETURN_AMOUNTS } from '../../src/rails/sandbox-rail.ts';
 import { DEMO } from '../../src/seed/demo.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { acceptDisclosures } from '../helpers/disclosures.ts';
 import { restClient } from '../helpers/factories.ts';
-import { addBankAccount, addCardAccount, type PaidWorker } from '../helpers/money.ts';
+import { addBankAccount, addCardAccount, type PaidWorker, postTransfer } from '../helpers/money.ts';
 import { demoWorker, SEEDED_AT, seedDemo } from '../helpers/sandbox-world.ts';
 import { openTestDatabase } from '../helpers/test-database.ts';
 import { clientToken, createTestClient, userToken } from '../helpers/tokens.ts';
@@ -201,6 +203,69 @@ async function importedWorker(world: World): Promise<Worker & PaidWorker> {
   return worker as unknown as Worker & PaidWorker;
 }
 
+/**
+ * Bailey takes what is available, Acme corrects Bailey's pay down by 9,000.00, and the sandbox clock moves
+ * past the period's payday: the paycheck closes short of its advances. Bailey's advance is then refused until Bailey
+ * resolves it, and while it is recovered. The code asked for, from one overpayment made once per sandbox.
+ */
+async function overpaymentCodes(world: World, code: string): Promise<string[]> {
+  const bailey = await world.worker('Bailey');
+  const { db } = world.app.database;
+  const existing = await db
+    .selectFrom('overpayments')
+    .select('status')
+    .where('person_id', '=', bailey.personId)
+    .executeTakeFirst();
+  if (!existing) {
+    const available = (await bailey.api.get(`/rest/accounts/${bailey.balanceAccountId}`)).json().data
+      .attributes.balances.available as number;
+    // The rows before took advances of Bailey's already (up to the 24 hours' limit); this takes the rest if it can.
+    if (available >= 500)
+      await postTransfer(world.app, bailey.token, advanceBody(bailey, { amount: available }));
+    // The day of Bailey's latest shift, in the open period the demo history has made.
+    const latest = await db
+      .selectFrom('earnings')
+      .select((eb) => eb.fn.max('worked_on').as('day'))
+      .where('job_id', '=', bailey.jobId)
+      .executeTakeFirstOrThrow();
+    const today = new Date(latest.day as unknown as string).toISOString().slice(0, 10);
+    const csv = [
+      'row_id,primary_identifier,date,hours,amount',
+      `fix-1,A-1002-primary,${today},,-9000.00`,
+    ].join('\n');
+    const corrected = await world.admin('POST', `/admin/organizations/${ACME}/earnings`, csv, 'text/csv');
+    assert.equal(corrected.statusCode, 200, corrected.body);
+    assert.equal(corrected.json().data.attributes.recorded, 1, corrected.body);
+    const moved = await world.admin('POST', '/admin/sandbox/clock', {
+      data: { type: 'sandbox_clocks', attributes: { days: 15 } },
+    });
+    assert.equal(moved.statusCode, 200, moved.body);
+    const found = await db
+      .selectFrom('overpayments')
+      .select('status')
+      .where('person_id', '=', bailey.personId)
+      .executeTakeFirst();
+    assert.ok(found, `an overpayment after payday: ${moved.body.slice(0, 600)}`);
+  }
+  const before = await refusal(world.app, bailey, advanceBody(bailey));
+  if (code === 'OVERPAYMENT_RESOLUTION_REQUIRED') return [before];
+  const resolved = await bailey.api.post(`/rest/people/${bailey.personId}/overpayment_resolutions`, {
+    data: { type: 'overpayment_resolutions', attributes: { resolution: 'NEXT_PAYCHECK' } },
+  });
+  if (resolved.statusCode !== 200 && before !== 'OVERPAYMENT_RESOLVING') return [before];
+  const resolving = await refusal(world.app, bailey, advanceBody(bailey));
+  // The operator writes it off (the policy does not make Bailey DELINQUENT), so the rows after this one find Bailey
+  // as before.
+  for (const open of await db
+    .selectFrom('overpayments')
+    .select('id')
+    .where('person_id', '=', bailey.personId)
+    .where('status', 'in', ['RESOLUTION_REQUIRED', 'RECOVERING'])
+    .execute())
+    await writeOffOverpayment(db, new SystemLedger(db), { overpaymentId: open.id, now: new Date() });
+  return [resolving];
+}
+
 /** Each row of the sandbox page's table, as a partner would follow it: the codes it gives. */
 const SCENARIOS: Record<string, (world: World) => Promise<string[]>> = {
   async INVALID_RESOURCE_LINK({ app, worker }) {
@@ -220,6 +285,12 @@ const SCENARIOS: Record<string, (world: World) => Promise<string[]>> = {
     const code = await refusal(app, devon, advanceBody(devon));
     assert.equal((await policy(NORTHWIND, { transfers_enabled: true })).statusCode, 200);
     return [code];
+  },
+  async OVERPAYMENT_RESOLUTION_REQUIRED(world) {
+    return overpaymentCodes(world, 'OVERPAYMENT_RESOLUTION_REQUIRED');
+  },
+  async OVERPAYMENT_RESOLVING(world) {
+    return overpaymentCodes(world, 'OVERPAYMENT_RESOLVING');
   },
   async MISSING_STATE_OF_RESIDENCE({ app, worker }) {
     const emery = await worker('Emery');

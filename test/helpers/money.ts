@@ -267,6 +267,7 @@ export interface PaycheckState {
   payout_account_id: string | null;
   payout_settle_after: Date | null;
   payout_held_reason: string | null;
+  overpayment_recovered_minor: number;
 }
 
 /** A job's paychecks as stored, oldest period first, money as numbers. */
@@ -284,6 +285,7 @@ export async function paychecksOfJob(app: TestApp, jobId: string): Promise<Paych
       'payout_account_id',
       'payout_settle_after',
       'payout_held_reason',
+      'overpayment_recovered_minor',
     ])
     .where('job_id', '=', jobId)
     .orderBy('pay_period_starts_at')

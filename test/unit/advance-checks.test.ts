@@ -34,6 +34,10 @@ const POLICY: OrganizationPolicy = {
   feeCardNextDayMinor: 0,
   feeBankInstantMinor: 299,
   feeBankNextDayMinor: 100,
+  overpaymentDefaultResolution: 'NONE',
+  overpaymentInstallments: 2,
+  overpaymentWriteOffAfterPeriods: 6,
+  overpaymentWriteOffDelinquent: false,
 };
 
 function terms(overrides: Partial<JobTerms> = {}): JobTerms {
@@ -121,6 +125,20 @@ const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
   'employer allows': (f) => ({
     ...f,
     terms: terms({ policy: { ...terms().policy, transfersEnabled: false } }),
+  }),
+  'overpayment resolved': (f) => ({
+    ...f,
+    standing: {
+      ...f.standing,
+      overpayment: { id: DOCUMENT, status: 'RESOLUTION_REQUIRED', remainingMinor: 1_200, currency: 'USD' },
+    },
+  }),
+  'no overpayment being recovered': (f) => ({
+    ...f,
+    standing: {
+      ...f.standing,
+      overpayment: { id: DOCUMENT, status: 'RECOVERING', remainingMinor: 600, currency: 'USD' },
+    },
   }),
   'state of residence known': (f) => ({
     ...f,

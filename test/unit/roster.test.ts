@@ -186,6 +186,10 @@ test('a policy change is checked value by value, then as a whole', () => {
     feeCardNextDayMinor: 0,
     feeBankInstantMinor: null,
     feeBankNextDayMinor: 0,
+    overpaymentDefaultResolution: 'NONE',
+    overpaymentInstallments: 2,
+    overpaymentWriteOffAfterPeriods: 6,
+    overpaymentWriteOffDelinquent: false,
   };
   assert.deepEqual(applyPolicyChange(policy, { accessRateBp: 0, feeCardInstantMinor: null }), {
     ...policy,

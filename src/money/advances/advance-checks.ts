@@ -162,6 +162,37 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
         : refuse('TRANSFERS_DISABLED', 'The employer has turned transfers off.'),
   },
   {
+    name: 'overpayment resolved',
+    step: 'eligibility',
+    code: 'OVERPAYMENT_RESOLUTION_REQUIRED',
+    when: 'the person has an overpayment (a paycheck closed with advances above its net pay) and no way to recover it is chosen yet (`GET /rest/people/{id}/overpayments`)',
+    refusal: ({ standing, personId }) => {
+      const overpayment = standing.overpayment;
+      if (overpayment?.status !== 'RESOLUTION_REQUIRED') return undefined;
+      return refuse(
+        'OVERPAYMENT_RESOLUTION_REQUIRED',
+        `Overpayment ${overpayment.id} (${overpayment.remainingMinor} ${overpayment.currency} advanced above a paycheck's net pay) ` +
+          `needs a resolution: choose how later paychecks of the job repay it with POST /rest/people/${personId}/overpayment_resolutions ` +
+          '(NEXT_PAYCHECK or INSTALLMENTS); nothing is ever taken from a bank account or card.',
+      );
+    },
+  },
+  {
+    name: 'no overpayment being recovered',
+    step: 'eligibility',
+    code: 'OVERPAYMENT_RESOLVING',
+    when: 'an overpayment of the person is being recovered from later paychecks; transfers resume once it is recovered (or written off)',
+    refusal: ({ standing, personId }) => {
+      const overpayment = standing.overpayment;
+      if (overpayment?.status !== 'RECOVERING') return undefined;
+      return refuse(
+        'OVERPAYMENT_RESOLVING',
+        `Overpayment ${overpayment.id} is being recovered from the next paychecks of its job (${overpayment.remainingMinor} ` +
+          `${overpayment.currency} left); transfers resume once it is recovered. See GET /rest/people/${personId}/overpayments.`,
+      );
+    },
+  },
+  {
     name: 'state of residence known',
     step: 'eligibility',
     code: 'MISSING_STATE_OF_RESIDENCE',

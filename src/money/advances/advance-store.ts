@@ -182,6 +182,7 @@ function advanceContextStatement(
 ): CompiledQuery {
   return sql`select r.n::integer as n,
       pe.disallow_reason, pe.state_of_residence,
+      ${overpaymentColumn()} as overpayment,
       a.id as origin_id, a.account_type as origin_type, j.id as job_id, p.organization_id is not null as has_policy,
       ${JOB_TERMS_COLUMNS},
       d.id as destination_id, d.account_type as destination_type, la.id as balance_ledger_id,
@@ -199,12 +200,29 @@ function advanceContextStatement(
     where ${guard(sql`r.n`)}`.compile(db);
 }
 
+/**
+ * The person's first open overpayment, as one JSON value, read only when the person's marker says there is one
+ * (people.overpayment_status, kept by every change of an overpayment under the person's lock): a person without one,
+ * nearly everyone, costs the statement nothing more.
+ */
+function overpaymentColumn() {
+  return sql`case when pe.overpayment_status is not null then (select json_build_object('id', o.id,
+      'status', o.status, 'remainingMinor', o.amount_minor - o.recovered_minor - o.written_off_minor,
+      'currency', trim(o.currency))
+    from overpayments o where o.person_id = pe.id and o.status = pe.overpayment_status
+    order by o.detected_at, o.id limit 1) end`;
+}
+
 /** What the context statement found; undefined when the person does not exist (or the guard did not hold). */
 function readAdvanceContext(rows: readonly Record<string, unknown>[]): AdvanceContext | undefined {
   const row = rows[0] as ContextRow | undefined;
   if (!row) return undefined;
   return {
-    standing: { disallow_reason: row.disallow_reason, state_of_residence: row.state_of_residence },
+    standing: {
+      disallow_reason: row.disallow_reason,
+      state_of_residence: row.state_of_residence,
+      overpayment: row.overpayment ?? null,
+    },
     origin: row.origin_id ? { id: row.origin_id, account_type: row.origin_type ?? '' } : undefined,
     jobId: row.job_id ?? undefined,
     terms: row.job_id && row.has_policy ? toJobTerms(row as JobTermsRow) : undefined,

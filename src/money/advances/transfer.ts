@@ -38,6 +38,16 @@ export interface PersonAccountRow {
 export interface PersonStanding {
   disallow_reason: string | null;
   state_of_residence: string | null;
+  /** The person's first open overpayment of their worst status (people.overpayment_status); null when none. */
+  overpayment?: OpenOverpayment | null;
+}
+
+/** An overpayment not yet recovered or written off, as an advance's checks name it. */
+export interface OpenOverpayment {
+  id: string;
+  status: 'RESOLUTION_REQUIRED' | 'RECOVERING';
+  remainingMinor: number;
+  currency: string;
 }
 
 /** A paycheck of a job that still has an accessible share not yet taken. */

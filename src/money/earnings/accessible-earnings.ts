@@ -2,11 +2,29 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/transaction.ts';
 import { ensureOwnedLedgerAccounts } from '../../ledger/ledger-accounts.ts';
-import { earningsMadeAccessible } from '../../ledger/movements.ts';
+import { earningsMadeAccessible, earningsWithdrawn } from '../../ledger/movements.ts';
 import { postMovements } from '../../ledger/posting.ts';
 import type { JobTerms } from './job-terms.ts';
 import { accessibleShareMinor } from './paycheck-math.ts';
 import type { PaycheckRow } from './paychecks.ts';
+
+/** The ledger accounts of these earnings balances and paychecks (made on first use). */
+async function ledgerAccountsOf(
+  tx: Tx,
+  moves: readonly { paycheck: PaycheckRow; accountId: string }[],
+): Promise<{ balanceLedger: Map<string, string>; clearingLedger: Map<string, string> }> {
+  const balanceLedger = await ensureOwnedLedgerAccounts(
+    tx,
+    'account',
+    moves.map((m) => ({ id: m.accountId, currency: m.paycheck.currency })),
+  );
+  const clearingLedger = await ensureOwnedLedgerAccounts(
+    tx,
+    'paycheck',
+    moves.map((m) => ({ id: m.paycheck.id, currency: m.paycheck.currency })),
+  );
+  return { balanceLedger, clearingLedger };
+}
 
 /**
  * Credits each open paycheck's newly accessible share to its job's earnings balance, as a paycheck-origin transfer
@@ -28,16 +46,7 @@ export async function creditAccessibleEarnings(
     if (amountMinor > 0) credits.push({ paycheck, accountId: terms.earningsBalanceAccountId, amountMinor });
   }
   if (credits.length === 0) return 0;
-  const balanceLedger = await ensureOwnedLedgerAccounts(
-    tx,
-    'account',
-    credits.map((c) => ({ id: c.accountId, currency: c.paycheck.currency })),
-  );
-  const clearingLedger = await ensureOwnedLedgerAccounts(
-    tx,
-    'paycheck',
-    credits.map((c) => ({ id: c.paycheck.id, currency: c.paycheck.currency })),
-  );
+  const { balanceLedger, clearingLedger } = await ledgerAccountsOf(tx, credits);
   const transfers = credits.map((c) => ({ ...c, transferId: randomUUID() }));
   const at = now.toISOString();
   await sql`insert into transfers (id, person_id, origin_paycheck_id, destination_account_id, amount_minor,
@@ -65,4 +74,51 @@ export async function creditAccessibleEarnings(
       as c(id, amount)
     where p.id = c.id`.execute(tx);
   return transfers.reduce((sum, t) => sum + t.amountMinor, 0);
+}
+
+/**
+ * After a correction lowered open paychecks' net pay: the part of each one's accessible share above its new share
+ * goes back from the earnings balance to the paycheck, as far as advances have not taken it. What they took stays
+ * taken (the balance never goes below zero); if the paycheck closes short of it, the difference is an overpayment.
+ * The caller holds the people's locks. Returns the paychecks with their new accessible_minor, and the total withdrawn.
+ */
+export async function withdrawInaccessibleEarnings(
+  tx: Tx,
+  paychecks: readonly PaycheckRow[],
+  termsByJob: ReadonlyMap<string, JobTerms>,
+  now: Date,
+): Promise<{ paychecks: PaycheckRow[]; withdrawnMinor: number }> {
+  const withdrawals: { paycheck: PaycheckRow; accountId: string; amountMinor: number }[] = [];
+  const result = paychecks.map((paycheck) => {
+    const terms = termsByJob.get(paycheck.job_id);
+    if (!terms?.earningsBalanceAccountId || paycheck.status !== 'ESTIMATED') return paycheck;
+    const target = Math.max(0, accessibleShareMinor(paycheck.net_earnings_minor, terms.policy.accessRateBp));
+    const amountMinor = Math.min(
+      paycheck.accessible_minor - target,
+      paycheck.accessible_minor - paycheck.total_debited_minor,
+    );
+    if (amountMinor <= 0) return paycheck;
+    withdrawals.push({ paycheck, accountId: terms.earningsBalanceAccountId, amountMinor });
+    return { ...paycheck, accessible_minor: paycheck.accessible_minor - amountMinor };
+  });
+  if (withdrawals.length === 0) return { paychecks: result, withdrawnMinor: 0 };
+  const { balanceLedger, clearingLedger } = await ledgerAccountsOf(tx, withdrawals);
+  await postMovements(
+    tx,
+    withdrawals.map((w) =>
+      earningsWithdrawn({
+        paycheckId: w.paycheck.id,
+        paycheckClearing: clearingLedger.get(w.paycheck.id) ?? '',
+        earningsBalance: balanceLedger.get(w.accountId) ?? '',
+        amountMinor: w.amountMinor,
+        currency: w.paycheck.currency,
+        at: now,
+      }),
+    ),
+  );
+  await sql`update paychecks p set accessible_minor = p.accessible_minor - w.amount, updated_at = ${now.toISOString()}::timestamptz
+    from unnest(${withdrawals.map((w) => w.paycheck.id)}::uuid[], ${withdrawals.map((w) => w.amountMinor)}::bigint[])
+      as w(id, amount)
+    where p.id = w.id`.execute(tx);
+  return { paychecks: result, withdrawnMinor: withdrawals.reduce((sum, w) => sum + w.amountMinor, 0) };
 }

@@ -103,6 +103,8 @@ function payOf(row: EarningsRow, job: ImportJob | undefined, target: Target): nu
       `primary_identifier: job ${named} is paid in ${job.wageCurrency}, not ${target.currency}.`,
     );
   }
+  // A reversal's pay is the reversed row's, found by the recorder under the person's lock.
+  if (row.reverses !== null) return 0;
   if (row.hoursHundredths === null) return row.amountMinor!;
   if (job.wageFrequency !== 'HOURLY') {
     return problem(
@@ -124,7 +126,7 @@ function payOf(row: EarningsRow, job: ImportJob | undefined, target: Target): nu
 
 /** A line of a pay period whose deposit day is before today, refused because the import does not allow backdating. */
 function backdatedProblem(row: EarningsRow, target: Target): EarningsProblem {
-  const period = payPeriodContaining(target.calendar, row.workedOn);
+  const period = payPeriodContaining(target.calendar, row.workedOn ?? target.today);
   return {
     line: row.line,
     field: 'date',
@@ -133,6 +135,21 @@ function backdatedProblem(row: EarningsRow, target: Target): EarningsProblem {
       `${period.depositDay}, before today (${target.today}); backdated pay is recorded only when the import ` +
       'allows it (ewa earnings import --allow-backdated; allow_backdated=true on the admin API).',
   };
+}
+
+/** Why a reversal row was not recorded, naming the row it reverses. */
+function reversalProblem(
+  row: EarningsRow,
+  outcome: 'UNKNOWN_REVERSED_ROW' | 'ALREADY_REVERSED' | 'NOT_REVERSIBLE',
+): EarningsProblem {
+  const named = JSON.stringify(row.reverses);
+  const job = JSON.stringify(row.primaryIdentifier);
+  const message = {
+    UNKNOWN_REVERSED_ROW: `reverses: job ${job} has no row ${named} to reverse.`,
+    ALREADY_REVERSED: `reverses: row ${named} of job ${job} is reversed already; a row is reversed once.`,
+    NOT_REVERSIBLE: `reverses: row ${named} of job ${job} is a reversal itself; send the pay again as a new row instead.`,
+  }[outcome];
+  return { line: row.line, field: 'reverses', message };
 }
 
 /** One import in progress: the header, the batch being gathered with the problems of its lines, and the counts. */
@@ -240,7 +257,8 @@ class EarningsImport {
           workedOn: row.workedOn,
           hoursHundredths: row.hoursHundredths,
           amountMinor: pay,
-          source: 'SHIFT',
+          source: row.reverses !== null || pay < 0 ? 'ADJUSTMENT' : 'SHIFT',
+          reverses: row.reverses,
         },
       });
     }
@@ -253,11 +271,17 @@ class EarningsImport {
       { backdated: this.#allowBackdated ? 'RECORD' : 'REFUSE' },
     );
     this.counts.creditedMinor += recorded.creditedMinor;
+    this.counts.recordedMinor += recorded.recordedMinor;
     recorded.outcomes.forEach((outcome, index) => {
-      const { row, input } = payable[index]!;
+      const { row } = payable[index]!;
       if (outcome === 'RECORDED') {
         this.counts.recorded++;
-        this.counts.recordedMinor += input.amountMinor;
+      } else if (
+        outcome === 'UNKNOWN_REVERSED_ROW' ||
+        outcome === 'ALREADY_REVERSED' ||
+        outcome === 'NOT_REVERSIBLE'
+      ) {
+        problems.push(reversalProblem(row, outcome));
       } else if (outcome === 'DUPLICATE') {
         this.counts.duplicates++;
       } else if (outcome === 'PERIOD_CLOSED') {

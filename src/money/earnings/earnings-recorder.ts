@@ -7,7 +7,7 @@ import { localDateOf } from '../../domain/calendar.ts';
 import { ensureOwnedLedgerAccounts, type SystemLedger } from '../../ledger/ledger-accounts.ts';
 import { earningsAccrued } from '../../ledger/movements.ts';
 import { type Movement, postMovements } from '../../ledger/posting.ts';
-import { creditAccessibleEarnings } from './accessible-earnings.ts';
+import { creditAccessibleEarnings, withdrawInaccessibleEarnings } from './accessible-earnings.ts';
 import { type JobTerms, loadJobTerms, payCalendarOf } from './job-terms.ts';
 import { payPeriodContaining } from './pay-periods.ts';
 import { paycheckFigures } from './paycheck-math.ts';
@@ -15,22 +15,37 @@ import { ensurePaychecks, type PaycheckRow, paycheckKey } from './paychecks.ts';
 
 export type EarningsSource = 'SHIFT' | 'SALARY' | 'ADJUSTMENT';
 
-/** One shift or day of salary, already checked: the job exists and the amount is in the job's currency. */
+/**
+ * One shift or day of salary, already checked: the job exists and the amount is in the job's currency. A negative
+ * amount is a correction that lowers pay; `reverses` names an earlier row of the job whose pay is taken back whole
+ * (then `workedOn` and `amountMinor` are the reversed row's, whatever the input says).
+ */
 export interface EarningsInput {
   jobId: string;
   /** The employer's id of the row; a second row with the same id for the same job is a duplicate, not new pay. */
   externalId: string;
-  workedOn: string;
+  workedOn: string | null;
   hoursHundredths: number | null;
   amountMinor: number;
   source: EarningsSource;
+  reverses?: string | null;
 }
 
 /**
  * RECORDED; DUPLICATE (this id was recorded before); PERIOD_CLOSED (its paycheck is past ESTIMATED); BACKDATED (its
- * pay period's deposit day is before today and the caller refuses such pay; see RecordOptions).
+ * pay period's deposit day is before today and the caller refuses such pay; see RecordOptions); for a reversal,
+ * UNKNOWN_REVERSED_ROW (the job has no such row), ALREADY_REVERSED (another row reversed it), NOT_REVERSIBLE (it is
+ * a reversal itself).
  */
-export type EarningsOutcome = 'RECORDED' | 'DUPLICATE' | 'PERIOD_CLOSED' | 'BACKDATED' | 'UNKNOWN_JOB';
+export type EarningsOutcome =
+  | 'RECORDED'
+  | 'DUPLICATE'
+  | 'PERIOD_CLOSED'
+  | 'BACKDATED'
+  | 'UNKNOWN_JOB'
+  | 'UNKNOWN_REVERSED_ROW'
+  | 'ALREADY_REVERSED'
+  | 'NOT_REVERSIBLE';
 
 export interface RecordOptions {
   /**
@@ -48,6 +63,8 @@ export interface RecordedEarnings {
   recordedMinor: number;
   /** What became accessible in earnings balances as a result. */
   creditedMinor: number;
+  /** What corrections took back from earnings balances (never more than advances had left there). */
+  withdrawnMinor: number;
 }
 
 /**
@@ -104,6 +121,55 @@ async function closedPaychecks(
   return new Set(rows.map((row) => paycheckKey(row.job_id, new Date(row.pay_period_starts_at))));
 }
 
+interface ReversedRow {
+  id: string;
+  worked_on: string;
+  amount_minor: number;
+  is_reversal: boolean;
+  reversed: boolean;
+}
+
+/** The rows reversals name, read under the people's locks (so a reversal recorded meanwhile is seen). */
+async function reversedRows(tx: Tx, inputs: readonly EarningsInput[]): Promise<Map<string, ReversedRow>> {
+  const wanted = inputs.filter((input) => input.reverses);
+  if (wanted.length === 0) return new Map();
+  const { rows } = await sql<ReversedRow & { job_id: string; external_id: string }>`select e.id, e.job_id,
+      e.external_id, e.worked_on::text as worked_on, e.amount_minor, e.reverses_earning_id is not null as is_reversal,
+      exists (select 1 from earnings r where r.reverses_earning_id = e.id) as reversed
+    from earnings e join unnest(${wanted.map((i) => i.jobId)}::uuid[], ${wanted.map((i) => i.reverses)}::text[])
+      as w(job_id, external_id) on e.job_id = w.job_id and e.external_id = w.external_id`.execute(tx);
+  return new Map(
+    rows.map((row) => [
+      `${row.job_id}/${row.external_id}`,
+      { ...row, amount_minor: Number(row.amount_minor) },
+    ]),
+  );
+}
+
+/**
+ * Each reversal as the correction it records (the reversed row's day, its pay negated), or why it cannot be one.
+ * Two rows of one batch reversing the same row: the first wins.
+ */
+function resolveReversals(
+  inputs: readonly EarningsInput[],
+  reversed: ReadonlyMap<string, ReversedRow>,
+  isKnown: (input: EarningsInput) => boolean,
+): { input: EarningsInput; reversesId: string | null; problem?: EarningsOutcome }[] {
+  const taken = new Set<string>();
+  return inputs.map((input) => {
+    if (!input.reverses || isKnown(input)) return { input, reversesId: null };
+    const row = reversed.get(`${input.jobId}/${input.reverses}`);
+    if (!row) return { input, reversesId: null, problem: 'UNKNOWN_REVERSED_ROW' };
+    if (row.is_reversal) return { input, reversesId: null, problem: 'NOT_REVERSIBLE' };
+    if (row.reversed || taken.has(row.id)) return { input, reversesId: null, problem: 'ALREADY_REVERSED' };
+    taken.add(row.id);
+    return {
+      input: { ...input, workedOn: row.worked_on, hoursHundredths: null, amountMinor: -row.amount_minor },
+      reversesId: row.id,
+    };
+  });
+}
+
 async function recordIn(
   tx: Tx,
   inputs: readonly EarningsInput[],
@@ -125,19 +191,36 @@ async function recordIn(
     }
     return day;
   };
-  const placed = inputs.map((input) => {
-    const job = terms.get(input.jobId);
-    if (!job) return undefined;
-    const period = payPeriodContaining(payCalendarOf(job.policy), input.workedOn);
-    const late = period.depositDay < today(job.policy.timeZone);
-    return { input, job, period, late, key: paycheckKey(job.jobId, period.startsAt) };
-  });
   // A row recorded before is a duplicate even when its period has closed since: sending a file again is safe.
   const known = await recordedBefore(
     tx,
-    placed.flatMap((p) => (p ? [p.input] : [])),
+    inputs.filter((input) => terms.has(input.jobId)),
   );
   const isKnown = (input: EarningsInput) => known.has(`${input.jobId}/${input.externalId}`);
+  const resolved = resolveReversals(inputs, await reversedRows(tx, inputs), isKnown);
+  const origin = resolved.map(({ input, reversesId, problem }) => {
+    const job = terms.get(input.jobId);
+    if (!job || problem || input.workedOn === null) return undefined;
+    const period = payPeriodContaining(payCalendarOf(job.policy), input.workedOn);
+    const late = period.depositDay < today(job.policy.timeZone);
+    return { input, job, period, late, reversesId, key: paycheckKey(job.jobId, period.startsAt) };
+  });
+  // A correction (pay lowered, or a row reversed, whatever its sign) of a period that is closed, or whose deposit day is past, lands on
+  // the job's current paycheck: a correction is never refused for being late, and every overpayment it makes is
+  // found when a paycheck closes (docs/design/ledger.md).
+  const isCorrection = (p: NonNullable<(typeof origin)[number]>) =>
+    p.input.amountMinor < 0 || p.reversesId !== null;
+  const closedOrigins = await closedPaychecks(
+    tx,
+    origin.flatMap((p) =>
+      p && isCorrection(p) ? [{ jobId: p.job.jobId, startsAt: p.period.startsAt }] : [],
+    ),
+  );
+  const placed = origin.map((p) => {
+    if (!p || !isCorrection(p) || (!p.late && !closedOrigins.has(p.key))) return p;
+    const period = payPeriodContaining(payCalendarOf(p.job.policy), today(p.job.policy.timeZone));
+    return { ...p, period, late: false, key: paycheckKey(p.job.jobId, period.startsAt) };
+  });
   const refused = (p: (typeof placed)[number]) =>
     p?.late === true && options.backdated === 'REFUSE' && !isKnown(p.input);
   // Refused pay makes no paycheck. A paycheck that payroll has closed refuses it as it would with backdating allowed.
@@ -160,9 +243,12 @@ async function recordIn(
         : [],
     ),
   );
-  const outcomes: EarningsOutcome[] = placed.map((p) => {
+  const outcomes: EarningsOutcome[] = placed.map((p, index) => {
+    const { input, problem } = resolved[index]!;
+    if (!terms.has(input.jobId)) return 'UNKNOWN_JOB';
+    if (isKnown(input)) return 'DUPLICATE';
+    if (problem) return problem;
     if (!p) return 'UNKNOWN_JOB';
-    if (isKnown(p.input)) return 'DUPLICATE';
     if (refused(p)) return closed.has(p.key) ? 'PERIOD_CLOSED' : 'BACKDATED';
     return paychecks.get(p.key)?.status === 'ESTIMATED' ? 'RECORDED' : 'PERIOD_CLOSED';
   });
@@ -176,13 +262,14 @@ async function recordIn(
       external_id: string;
       id: string;
     }>`insert into earnings (id, job_id,
-        paycheck_id, external_id, worked_on, hours_hundredths, amount_minor, currency, source)
+        paycheck_id, external_id, worked_on, hours_hundredths, amount_minor, currency, source, reverses_earning_id)
       select * from unnest(${candidates.map((c) => c.id)}::uuid[], ${candidates.map((c) => c.job.jobId)}::uuid[],
         ${candidates.map((c) => paychecks.get(c.key)?.id ?? null)}::uuid[],
         ${candidates.map((c) => c.input.externalId)}::text[], ${candidates.map((c) => c.input.workedOn)}::date[],
         ${candidates.map((c) => c.input.hoursHundredths)}::integer[],
         ${candidates.map((c) => c.input.amountMinor)}::bigint[],
-        ${candidates.map((c) => c.job.policy.currency)}::char(3)[], ${candidates.map((c) => c.input.source)}::text[])
+        ${candidates.map((c) => c.job.policy.currency)}::char(3)[], ${candidates.map((c) => c.input.source)}::text[],
+        ${candidates.map((c) => c.reversesId)}::uuid[])
       on conflict (job_id, external_id) do nothing
       returning id`.execute(tx);
     for (const row of rows) inserted.add(row.id);
@@ -210,11 +297,11 @@ async function recordIn(
   for (const [key, delta] of grossDelta) {
     const row = paychecks.get(key) as PaycheckRow;
     const job = terms.get(row.job_id) as JobTerms;
-    const figures = paycheckFigures(
-      { grossMinor: row.gross_earnings_minor, withholdingsMinor: row.employer_withholdings_minor },
-      delta,
-      job.policy.withholdingEstimateBp,
-    );
+    const before = {
+      grossMinor: row.gross_earnings_minor,
+      withholdingsMinor: row.employer_withholdings_minor,
+    };
+    const figures = paycheckFigures(before, delta, job.policy.withholdingEstimateBp);
     const netDelta = figures.netMinor - row.net_earnings_minor;
     changed.push({
       ...row,
@@ -243,6 +330,7 @@ async function recordIn(
       where p.id = c.id`.execute(tx);
     await postMovements(tx, movements);
   }
-  const creditedMinor = await creditAccessibleEarnings(tx, changed, terms, now);
-  return { outcomes, recordedMinor, creditedMinor };
+  const withdrawn = await withdrawInaccessibleEarnings(tx, changed, terms, now);
+  const creditedMinor = await creditAccessibleEarnings(tx, withdrawn.paychecks, terms, now);
+  return { outcomes, recordedMinor, creditedMinor, withdrawnMinor: withdrawn.withdrawnMinor };
 }

@@ -44,7 +44,16 @@ export const EARNINGS_COLUMNS = {
   },
   amount: {
     required: false,
-    description: `the pay in the organization's currency, a decimal amount such as 123.45; above 0, at most ${EARNINGS_AMOUNT_MAJOR_MAX}.00`,
+    description:
+      `the pay in the organization's currency, a decimal amount such as 123.45, at most ${EARNINGS_AMOUNT_MAJOR_MAX}.00; ` +
+      'a correction that lowers pay is negative, such as -40.00 (not zero)',
+  },
+  reverses: {
+    required: false,
+    lengthMax: 100,
+    description:
+      'the row_id of an earlier row of the same job that this row cancels, once: its pay is taken back whole. A ' +
+      'reversal row gives neither hours nor amount, and its date may be empty (the reversed row has one)',
   },
 } as const;
 
@@ -53,14 +62,18 @@ export type EarningsColumn = keyof typeof EARNINGS_COLUMNS;
 /** Where the header put each column. */
 export type EarningsHeader = ReadonlyMap<EarningsColumn, number> & { readonly width: number };
 
-/** A line as read and checked; exactly one of `hoursHundredths` and `amountMinor` is set. */
+/**
+ * A line as read and checked; exactly one of `hoursHundredths` and `amountMinor` is set, or neither on a reversal
+ * (`reverses`, whose pay and day are the reversed row's).
+ */
 export interface EarningsRow {
   line: number;
   rowId: string;
   primaryIdentifier: string;
-  workedOn: string;
+  workedOn: string | null;
   hoursHundredths: number | null;
   amountMinor: number | null;
+  reverses: string | null;
 }
 
 /** A line that was not recorded, and why. `field` is null when the line as a whole is wrong. */
@@ -159,7 +172,7 @@ export function parseEarningsRow(
     if (problem) throw new RowProblem(column, problem);
     return value === '' ? null : value;
   };
-  const identifier = (column: 'row_id' | 'primary_identifier'): string => {
+  const identifier = (column: 'row_id' | 'primary_identifier' | 'reverses'): string => {
     const value = cell(column);
     if (value === null) throw new RowProblem(column, 'is required.');
     if (value.length > EARNINGS_COLUMNS[column].lengthMax) {
@@ -176,7 +189,28 @@ export function parseEarningsRow(
       );
     }
     const primaryIdentifier = identifier('primary_identifier');
+    const reverses = cell('reverses') === null ? null : identifier('reverses');
+    if (reverses !== null && reverses === rowId)
+      throw new RowProblem(
+        'reverses',
+        `names the row itself (${shown(rowId)}); name an earlier row of the job.`,
+      );
     const workedOn = cell('date');
+    if (reverses !== null) {
+      if (cell('hours') !== null || cell('amount') !== null)
+        throw new RowProblem(
+          cell('hours') !== null ? 'hours' : 'amount',
+          `must be empty on a reversal row: the pay of row ${shown(reverses)} is taken back whole.`,
+        );
+      if (workedOn !== null && !isCalendarDay(workedOn))
+        throw new RowProblem(
+          'date',
+          `must be empty or a calendar day as YYYY-MM-DD (got ${shown(workedOn)}).`,
+        );
+      return {
+        row: { line, rowId, primaryIdentifier, workedOn, hoursHundredths: null, amountMinor: null, reverses },
+      };
+    }
     if (workedOn === null) throw new RowProblem('date', 'is required.');
     if (!isCalendarDay(workedOn)) {
       throw new RowProblem(
@@ -214,20 +248,28 @@ export function parseEarningsRow(
           `must be a number of hours above 0 and at most 24, with at most 2 decimals, such as 7.5 (got ${shown(hoursText)}).`,
         );
       }
-      return { row: { line, rowId, primaryIdentifier, workedOn, hoursHundredths, amountMinor: null } };
+      return {
+        row: { line, rowId, primaryIdentifier, workedOn, hoursHundredths, amountMinor: null, reverses: null },
+      };
     }
-    const amountMinor = parseDecimalAmount(amountText!, fractionDigits);
+    // A leading minus is a correction that lowers pay; the rest is the amount's usual form.
+    const negative = amountText!.startsWith('-');
+    const sizeMinor = parseDecimalAmount(negative ? amountText!.slice(1) : amountText!, fractionDigits);
     const maxMinor = EARNINGS_AMOUNT_MAJOR_MAX * 10 ** fractionDigits;
-    if (amountMinor === undefined || amountMinor === 0 || amountMinor > maxMinor) {
+    if (sizeMinor === undefined || sizeMinor === 0 || sizeMinor > maxMinor) {
       const example =
         fractionDigits > 0 ? `123.${'45'.padEnd(fractionDigits, '0').slice(0, fractionDigits)}` : '123';
       throw new RowProblem(
         'amount',
-        `must be an amount above 0 and at most ${EARNINGS_AMOUNT_MAJOR_MAX}, such as ${example}: digits, at most ` +
-          `${fractionDigits} after the point, no sign, symbol or separator (got ${shown(amountText!)}).`,
+        `must be an amount other than 0, at most ${EARNINGS_AMOUNT_MAJOR_MAX} either way, such as ${example} (or ` +
+          `-${example} for a correction): digits, at most ${fractionDigits} after the point, a minus sign only, no ` +
+          `symbol or separator (got ${shown(amountText!)}).`,
       );
     }
-    return { row: { line, rowId, primaryIdentifier, workedOn, hoursHundredths: null, amountMinor } };
+    const amountMinor = negative ? -sizeMinor : sizeMinor;
+    return {
+      row: { line, rowId, primaryIdentifier, workedOn, hoursHundredths: null, amountMinor, reverses: null },
+    };
   } catch (error) {
     if (!(error instanceof RowProblem)) throw error;
     return { problem: { line, field: error.field, message: `${error.field} ${error.message}` } };

@@ -10,10 +10,12 @@ export interface PaycheckFigures {
 }
 
 /**
- * A paycheck's figures once `addedMinor` more gross is recorded on it, at today's withholding estimate. Net pay
- * never goes down: what was recorded before has been posted (and some of it may be taken), so when the employer
+ * A paycheck's figures once `addedMinor` more gross is recorded on it, at today's withholding estimate. New
+ * earnings never lower net pay: what was recorded before has been posted (and some of it may be taken), so when the employer
  * has raised the rate since, the higher withholding is taken from the new earnings only, until the whole gross
- * catches up with the rate.
+ * catches up with the rate. A correction (`addedMinor` below zero) lowers net pay by itself less the withholding it
+ * no longer carries; one larger than the paycheck (a paid period's pay taken back from the current one) leaves gross
+ * and net below zero.
  */
 export function paycheckFigures(
   before: { grossMinor: number; withholdingsMinor: number },
@@ -21,8 +23,12 @@ export function paycheckFigures(
   withholdingEstimateBp: number,
 ): PaycheckFigures {
   const grossMinor = before.grossMinor + addedMinor;
-  const atRate = Math.ceil((grossMinor * withholdingEstimateBp) / 10_000);
-  const withholdingsMinor = Math.min(atRate, before.withholdingsMinor + addedMinor);
+  // A gross below zero (corrections of a paid period on this paycheck) withholds nothing.
+  const atRate = Math.ceil((Math.max(0, grossMinor) * withholdingEstimateBp) / 10_000);
+  // New earnings carry at most themselves; a correction (added below zero) lowers withholdings to the rate on what
+  // is left, never raises them.
+  const carried = before.withholdingsMinor + Math.max(0, addedMinor);
+  const withholdingsMinor = Math.max(0, Math.min(atRate, carried));
   return { grossMinor, withholdingsMinor, netMinor: grossMinor - withholdingsMinor };
 }
 

@@ -9,7 +9,6 @@ import { disclosureRequirement } from '../../disclosures/disclosure-requirement.
 import { findDocument } from '../../disclosures/document-store.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { Caller } from '../../platform/access-tokens.ts';
 import {
   RelationshipBody,
   ResourceIdParam,
@@ -18,7 +17,7 @@ import {
   UuidString,
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
-import { personNotFound } from '../people/service.ts';
+import { ownPerson } from '../people/own-person.ts';
 
 const EXTENSION = 'An extension of the published API (docs/integrators/disclosures.md). ';
 
@@ -77,12 +76,6 @@ function acceptanceResource(acceptance: DisclosureAcceptance) {
       person: { data: { type: 'people' as const, id: acceptance.person_id } },
     },
   };
-}
-
-/** The person of the path, when it is the signed-in person; anyone else is not found, as on /rest/people. */
-function ownPerson(caller: Caller, id: string): string {
-  if (caller.kind !== 'user' || !isUuid(id) || id.toLowerCase() !== caller.personId) throw personNotFound(id);
-  return caller.personId;
 }
 
 export const disclosureRoutes: FastifyPluginAsync<{ db: Db; now: () => Date; rules?: RuleBook }> = async (

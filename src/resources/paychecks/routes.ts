@@ -46,9 +46,15 @@ const PaycheckResource = Type.Object({
     pay_period_ends_at: Timestamp("The last day of the pay period: that day's local midnight, in UTC."),
     deposit_expected_at: Timestamp('The day the paycheck is scheduled to be deposited.'),
     total_debited: MinorUnits('Taken from this paycheck during the pay period to cover earnings advances.'),
-    gross_earnings: MinorUnits('Earnings before any deduction.'),
+    gross_earnings: Type.Integer({
+      description:
+        'Earnings before any deduction. Minor units (cents). Below zero when corrections of a paid period landed on this paycheck (docs/integrators/overpayments.md).',
+    }),
     employer_withholdings: MinorUnits('Withheld by the employer, usually for taxes.'),
-    net_earnings: MinorUnits('Earnings after withholdings.'),
+    net_earnings: Type.Integer({
+      description:
+        'Earnings after withholdings. Minor units (cents). Below zero when corrections of a paid period landed on this paycheck.',
+    }),
     currency: Type.String({ minLength: 3, maxLength: 3 }),
   }),
   relationships: Type.Object({
