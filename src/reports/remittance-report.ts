@@ -19,8 +19,15 @@ export const REMITTANCE_DEDUCTIONS: readonly {
 }[] = [
   {
     name: 'advances_minor',
-    description: 'What advances took from the paycheck and did not give back (its total_debited).',
-    amount: sql`p.total_debited_minor`,
+    description:
+      'What advances took from the paycheck and did not give back (its total_debited), up to its net pay: what is ' +
+      'above net pay is an overpayment, recovered from later paychecks.',
+    amount: sql`least(p.total_debited_minor, greatest(p.net_earnings_minor, 0))`,
+  },
+  {
+    name: 'overpayment_recovered_minor',
+    description: 'What this paycheck repays of an earlier overpayment of the same job (no fee, no interest).',
+    amount: sql`p.overpayment_recovered_minor`,
   },
 ];
 

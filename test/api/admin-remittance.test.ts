@@ -45,7 +45,7 @@ test('the remittance of a payday: each paycheck with the advances it funded, fai
   assert.equal(answer.statusCode, 200, answer.body);
   const report = answer.json().data.attributes;
   assert.equal(report.time_zone, 'America/New_York');
-  assert.deepEqual(report.deductions, ['advances_minor']);
+  assert.deepEqual(report.deductions, ['advances_minor', 'overpayment_recovered_minor']);
   assert.deepEqual(
     report.lines.map((line: Record<string, unknown>) => [
       line.person_id,
@@ -60,7 +60,7 @@ test('the remittance of a payday: each paycheck with the advances it funded, fai
   const line = report.lines[0];
   assert.equal(line.paycheck_id, paycheck!.id);
   assert.equal(line.deduction_minor, paycheck!.total_debited_minor);
-  assert.deepEqual(line.deductions, { advances_minor: 3500 });
+  assert.deepEqual(line.deductions, { advances_minor: 3500, overpayment_recovered_minor: 0 });
   assert.deepEqual(
     [line.period_start, line.period_end, line.pay_date, line.currency, line.paycheck_status],
     ['2026-03-02', '2026-03-15', '2026-03-20', 'USD', 'ESTIMATED'],
@@ -90,14 +90,14 @@ test('the remittance of a payday: each paycheck with the advances it funded, fai
   assert.equal(lines.length, 4, csv.body);
   assert.equal(lines[3], '');
   const header = lines[0]!.split(',');
-  assert.deepEqual(header.slice(-3), [
+  assert.deepEqual(header.slice(-(REMITTANCE_DEDUCTIONS.length + 2)), [
     ...REMITTANCE_DEDUCTIONS.map((d) => d.name),
     'deduction_minor',
     'advances',
   ]);
   // A formula stays text (a leading apostrophe); a comma and quotes are quoted, quotes doubled.
   assert.ok(
-    lines[1]!.includes(`,'=SUM(A1),"Lee, ""Jr""",${paycheck!.id},ESTIMATED,USD,3500,3500,2`),
+    lines[1]!.includes(`,'=SUM(A1),"Lee, ""Jr""",${paycheck!.id},ESTIMATED,USD,3500,0,3500,2`),
     lines[1],
   );
 });

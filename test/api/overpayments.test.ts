@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { refreshAccessibleEarnings } from '../../src/money/earnings/accessible-refresh.ts';
+import { remittanceReport } from '../../src/reports/remittance-report.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import {
   advanceBody,
@@ -148,6 +149,14 @@ test('an overpayment refuses transfers until resolved, then while recovered, and
     .executeTakeFirstOrThrow();
   assert.equal(person.overpayment_status, null);
   await books(app);
+  // An employer running payroll itself deducts, from each paycheck, advances up to its net pay and what it repays.
+  const remittance = await remittanceReport(db, worker.organizationId, '2026-03-01', '2026-04-30');
+  const deductions = new Map(remittance.lines.map((line) => [line.paycheck_id, line.deductions]));
+  assert.deepEqual(deductions.get(short!.id), {
+    advances_minor: short!.net_earnings_minor,
+    overpayment_recovered_minor: 0,
+  });
+  assert.equal(deductions.get(recovering!.id)?.overpayment_recovered_minor, 7500);
 
   clock.now = new Date('2026-03-31T12:00:00Z');
   await recordShift(app, worker.jobId, 40_000, clock.now, '2026-03-30');
