@@ -93,7 +93,7 @@ export class ClientCredentialsTokens {
       aud: this.#options.resource,
     };
     return {
-      access_token: this.#sign(payload),
+      access_token: await this.#sign(payload),
       expires_in: this.#options.ttlSeconds,
       scope,
       token_type: 'Bearer',
@@ -125,10 +125,15 @@ export class ClientCredentialsTokens {
     return { clientId, secret };
   }
 
-  #sign(payload: Record<string, unknown>): string {
+  /** Signed on libuv's thread pool (the callback form), as WebCrypto signs for the provider: not on the event loop. */
+  async #sign(payload: Record<string, unknown>): Promise<string> {
     const header = { alg: ACCESS_TOKEN_ALG, typ: 'at+jwt', kid: this.#kid };
     const input = `${base64url(header)}.${base64url(payload)}`;
-    const signature = sign('sha256', Buffer.from(input), { key: this.#key!, dsaEncoding: 'ieee-p1363' });
+    const signature = await new Promise<Buffer>((resolve, reject) =>
+      sign('sha256', Buffer.from(input), { key: this.#key!, dsaEncoding: 'ieee-p1363' }, (error, result) =>
+        error ? reject(error) : resolve(result),
+      ),
+    );
     return `${input}.${signature.toString('base64url')}`;
   }
 }
