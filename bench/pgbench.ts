@@ -21,13 +21,15 @@ export interface TpcbResult {
 
 /**
  * PostgreSQL's own yardstick on the same server: pgbench's built-in TPC-B-like script (three updates, a select
- * and an insert per transaction) in a scratch database of its own, which is dropped afterwards.
+ * and an insert per transaction), or with `selectOnly` its select-only script (one select by primary key), in a
+ * scratch database of its own, which is dropped afterwards.
  */
 export async function pgbenchTpcb(options: {
   scale: number;
   clients: number;
   threads: number;
   seconds: number;
+  selectOnly?: boolean;
 }): Promise<TpcbResult> {
   const name = `bench_tpcb_${randomBytes(5).toString('hex')}`;
   await adminQuery(`create database ${name}`);
@@ -49,6 +51,7 @@ export async function pgbenchTpcb(options: {
         String(options.seconds),
         '-M',
         'prepared',
+        ...(options.selectOnly ? ['-S'] : []),
         url.toString(),
       ],
       { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, PGAPPNAME: appName } },

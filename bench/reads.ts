@@ -20,6 +20,7 @@ import {
   sessionNameOf,
 } from './money-fixture.ts';
 import { peakRssMb, processTree } from './peak-rss.ts';
+import { pgbenchTpcb, type TpcbResult } from './pgbench.ts';
 import { writeSection } from './report.ts';
 import { benchWorkers, startServer } from './server-process.ts';
 import { advanceBody } from './transfer-load.ts';
@@ -170,6 +171,7 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
   let peaks: number[] = [];
   let profile: ProfileSummary | undefined;
   let books = '';
+  let selectOnly: TpcbResult | undefined;
   try {
     const organizationId = await createBenchEmployer(bench.database.db);
     const workers = await createBenchWorkers(bench.database.db, organizationId, options.workers);
@@ -239,6 +241,14 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
     if (options.profileDir) {
       profile = await profileReads(serverEnv, options.profileDir, workers, authorizations, options.seconds);
     }
+    // The database's own read ceiling on the same PostgreSQL: one select by primary key a transaction.
+    selectOnly = await pgbenchTpcb({
+      scale: 10,
+      clients: CONNECTIONS,
+      threads: 2,
+      seconds: 10,
+      selectOnly: true,
+    });
     const violations = await checkLedgerInvariants(bench.database.db);
     books =
       violations.length === 0
@@ -267,6 +277,8 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
     '',
     'The CPU column is shares of the whole machine while each read was measured; "other" is what other programs took',
     'meanwhile: figures from different runs do not compare, ratios within a run do.',
+    '',
+    `pgbench's select-only script on the same PostgreSQL (${CONNECTIONS} clients, prepared, 10 s): ${Math.round(selectOnly?.tps ?? 0)} tps, one select by primary key a transaction; each read above makes one round trip, so that is the ceiling the database sets: ${runs.map((run) => `${run.label.replace('GET ', '')} ${percent(run.perSecond, selectOnly?.tps ?? Number.NaN)}`).join(', ')}.`,
     '',
     `Peak resident set of the server's process${peaks.length > 1 ? 'es' : ''} over the whole run (VmHWM): ${peaks.map((mb) => `${mb} MB`).join(', ')} (goal ≤ 200 MB each).`,
     '',
