@@ -167,7 +167,12 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   sandboxClock?.onReset(() => money.ledger.forget());
   sandboxClock?.startRefreshing();
   // Webhooks count their retry window on the money work's clock: the events they carry are stamped with it.
-  const webhooks = createWebhooks(db, config, { logger: api.log, now: moneyNow, realNow: now });
+  const webhooks = createWebhooks(db, config, {
+    logger: api.log,
+    now: moneyNow,
+    realNow: now,
+    payable: money.rail.destinations,
+  });
   api.addHook('onClose', async () => {
     await Promise.all([money.outbox.stop(), webhooks.dispatcher.stop()]);
     revocations.stop();

@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
+import { configuredRails } from '../rails/configured-rails.ts';
 import { deliveryAttributes, endpointAttributes } from '../resources/webhook-endpoints/serialize.ts';
 import { EVENT_TYPE_NAMES } from '../webhooks/event-types.ts';
 import { EndpointNotFound, type WebhookEndpoint } from '../webhooks/webhook-endpoints.ts';
@@ -29,7 +30,14 @@ function withWebhooks(
       error: (object: object, message?: string) =>
         writeLine(context.stderr, `${message ?? ''} ${JSON.stringify(object)}`),
     };
-    const webhooks = createWebhooks(opened.database.db, opened.config, { logger, now: context.now });
+    const { db } = opened.database;
+    // The rails decide whether an account event shows a state's free option, as they do in the server.
+    const { destinations } = configuredRails(opened.config, db, context.now ?? (() => new Date())).rail;
+    const webhooks = createWebhooks(db, opened.config, {
+      logger,
+      now: context.now,
+      ...(destinations ? { payable: destinations } : {}),
+    });
     try {
       return await work(webhooks, opened);
     } catch (error) {

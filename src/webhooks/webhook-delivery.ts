@@ -4,8 +4,9 @@ import { Webhook } from 'standardwebhooks';
 import type { WebhooksConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { OutboxDispatcher, type OutboxHandler, type OutboxLogger } from '../outbox/outbox-dispatcher.ts';
+import { AccountPricer, type AccountPricing } from '../resources/accounts/account-pricing.ts';
 import type { WebhookEndpoints } from './webhook-endpoints.ts';
-import { webhookPayload } from './webhook-payload.ts';
+import { pricedAccountEvent, webhookPayload } from './webhook-payload.ts';
 import { AddressRefused, postJson } from './webhook-post.ts';
 
 /** Why a delivery is not tried again. */
@@ -34,6 +35,8 @@ export interface WebhookDeliveryOptions {
    */
   secretsNow?: () => Date;
   logger: OutboxLogger;
+  /** The rails' payable kinds, which decide whether a state's free option is added to an account event's fees. */
+  pricing?: AccountPricing;
 }
 
 interface DeliveryTarget {
@@ -56,6 +59,7 @@ interface DeliveryTarget {
  */
 export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxHandler {
   const { db, config } = options;
+  const pricer = new AccountPricer(options.pricing);
   return {
     topic: 'webhook.delivery',
     async send(message, now) {
@@ -87,18 +91,14 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
         await log('GIVEN_UP', null, 0, `not accepted within ${config.retryHours} hours`);
         throw new DeliveryGivenUp('RETRY_WINDOW_PASSED', `not accepted within ${config.retryHours} hours`);
       }
-      const body = JSON.stringify(
-        webhookPayload(
-          {
-            id: eventId,
-            type: target.event_type,
-            resourceType: target.resource_type,
-            occurredAt: new Date(target.occurred_at),
-            data: target.data,
-          },
-          options.baseUrl,
-        ),
-      );
+      const event = await pricedAccountEvent(db, pricer, {
+        id: eventId,
+        type: target.event_type,
+        resourceType: target.resource_type,
+        occurredAt: new Date(target.occurred_at),
+        data: target.data,
+      });
+      const body = JSON.stringify(webhookPayload(event, options.baseUrl));
       // The receiver checks the timestamp against its own clock: real time, whatever the sandbox's says.
       const sentAt = new Date();
       const secrets = options.endpoints.openSecrets(endpointId, target.sealed_secrets);

@@ -1,9 +1,16 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
 import type { FundingSourceRow, TransferRow } from '../money/advances/transfer.ts';
 import { fundingSourceOf, transferOf } from '../money/advances/transfer.ts';
 import { type PaycheckFigures, paycheckOf } from '../money/earnings/paychecks.ts';
+import type { AccountPricer } from '../resources/accounts/account-pricing.ts';
 import type { FeeSchedule } from '../resources/accounts/capabilities.ts';
 import { accountResource } from '../resources/accounts/serialize.ts';
-import type { AccountRow } from '../resources/accounts/store.ts';
+import {
+  type AccountRow,
+  type PersonFeeScheduleRow,
+  personFeeSchedule,
+} from '../resources/accounts/store.ts';
 import { jobResource } from '../resources/jobs/serialize.ts';
 import type { JobRow } from '../resources/jobs/store.ts';
 import { paycheckResource } from '../resources/paychecks/serialize.ts';
@@ -19,8 +26,25 @@ export interface StoredEvent {
 }
 
 /**
+ * An account event with its fee schedule priced as an advance would have been when it happened: the employer's,
+ * with the free option the person's state then required (AccountPricer). Events stored before the snapshot took the
+ * person's state (migration 0021) show the employer's schedule.
+ */
+export async function pricedAccountEvent(
+  db: Kysely<DB>,
+  pricer: AccountPricer,
+  event: StoredEvent,
+): Promise<StoredEvent> {
+  const snapshot = event.data.fee_schedule as PersonFeeScheduleRow | null | undefined;
+  if (event.resourceType !== 'accounts' || !snapshot) return event;
+  const feeSchedule = await pricer.priced(db, personFeeSchedule(snapshot), event.occurredAt);
+  return { ...event, data: { ...event.data, fee_schedule: feeSchedule } };
+}
+
+/**
  * The body a receiver gets: the event's id, type and time, and the resource as `GET` showed it when the event
- * happened (rendered now, by the same serializers as the routes, from the snapshot taken then).
+ * happened (rendered now, by the same serializers as the routes, from the snapshot taken then; an account event's
+ * fees priced first by pricedAccountEvent).
  */
 export function webhookPayload(event: StoredEvent, baseUrl: string): Record<string, unknown> {
   const head = { id: event.id, type: event.type, timestamp: event.occurredAt.toISOString() };

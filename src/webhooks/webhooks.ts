@@ -22,6 +22,8 @@ export function createWebhooks(
     realNow?: () => Date;
     logger: OutboxLogger;
     random?: () => number;
+    /** The rails' payable kinds, for the fees an account event shows (AccountPricing). */
+    payable?: readonly string[];
   },
 ): Webhooks {
   const endpoints = new WebhookEndpoints(db, config.webhooks, new WebhookSecretBox(config.masterKey));
@@ -38,6 +40,7 @@ export function createWebhooks(
       logger: options.logger,
       leaseSeconds: config.money.outbox.leaseSeconds,
       ...(options.random ? { random: options.random } : {}),
+      pricing: { payable: options.payable },
     }),
   };
 }

@@ -578,3 +578,45 @@ test('limits: two secrets sign at most, tests wait five at a time, bad filters a
     where payload->>'endpointId' = ${endpoint.id}`.execute(app.database.db);
   assert.equal(rows[0]!.n, 0);
 });
+
+test("an account event shows the free option the person's state required when it happened, as GET did", async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker, organizationId } = await partnerWorld(t, app, ['account.created']);
+  // Nothing free in the employer's schedule; South Carolina requires a free option (SC-FREE-OPTION).
+  await app.database.db
+    .updateTable('organization_policies')
+    .set({ fee_bank_instant_minor: 300, fee_bank_next_day_minor: 100, fee_card_next_day_minor: 100 })
+    .where('organization_id', '=', organizationId)
+    .execute();
+  const livesIn = (state: string) =>
+    app.database.db
+      .updateTable('people')
+      .set({ state_of_residence: state })
+      .where('id', '=', worker.personId)
+      .execute();
+  const destinationsOf = (payload: { data: Record<string, unknown> }) =>
+    (payload.data.attributes as { capabilities: { transfer_destination: unknown } }).capabilities
+      .transfer_destination;
+  const read = async (id: string) => (await worker.api.get(`/rest/accounts/${id}`)).json().data;
+
+  await livesIn('SC');
+  const inCarolina = await addBankAccount(worker, '11223344');
+  const readThen = await read(inCarolina);
+  // The person moves before the event is sent: it still shows what GET showed when it happened.
+  await livesIn('NY');
+  const inNewYork = await addBankAccount(worker, '55667788');
+  await dispatch(app, FIXED_NOW);
+  const sent = (id: string) => receiver.received.find((r) => r.payload.data.id === id)!.payload;
+
+  assert.deepEqual(destinationsOf(sent(inCarolina)), [
+    { schedule: 'WITHIN_THIRTY_MINUTES', fee: 300, currency: 'USD' },
+    { schedule: 'NEXT_BUSINESS_DAY', fee: 0, currency: 'USD' },
+  ]);
+  assert.deepEqual(sent(inCarolina).data, readThen);
+  assert.deepEqual(destinationsOf(sent(inNewYork)), [
+    { schedule: 'WITHIN_THIRTY_MINUTES', fee: 300, currency: 'USD' },
+    { schedule: 'NEXT_BUSINESS_DAY', fee: 100, currency: 'USD' },
+  ]);
+  assert.deepEqual(sent(inNewYork).data, await read(inNewYork));
+  assert.ok(receiver.received.every((r) => r.verified));
+});

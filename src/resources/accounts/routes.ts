@@ -32,8 +32,9 @@ import {
 } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import type { CardTokenKeys } from '../../tokenization/card-token.ts';
+import type { AccountPricing } from './account-pricing.ts';
 import { accountResource } from './serialize.ts';
-import { type AccountPricing, AccountService, type AccountView, accountNotFound } from './service.ts';
+import { AccountService, type AccountView, accountNotFound } from './service.ts';
 import { ACCOUNT_FILTER_FIELDS, ACCOUNT_LIST_ORDER } from './store.ts';
 
 /** A list of accounts answers at most this many, oldest first. */

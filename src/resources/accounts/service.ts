@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { jurisdictionOf } from '../../compliance/jurisdiction.ts';
-import { RuleBook } from '../../compliance/rule-book.ts';
 import type { Config } from '../../config.ts';
 import { BankAccountSecrets } from '../../crypto/bank-account-secrets.ts';
 import type { Db } from '../../db/database.ts';
@@ -11,11 +9,11 @@ import { CREATABLE_SUBTYPES } from '../../domain/account-values.ts';
 import { isAbaRoutingNumber, maskNumber, UAT_ROUTING_NUMBER } from '../../domain/routing-number.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { accountBalancesMinor } from '../../ledger/balances.ts';
-import { stateAddsFreeOption } from '../../money/advances/advance-rules.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import type { ListQuery } from '../../platform/list-query.ts';
 import type { CardTokenKeys } from '../../tokenization/card-token.ts';
 import { findVisiblePerson } from '../people/store.ts';
+import { AccountPricer, type AccountPricing } from './account-pricing.ts';
 import type { FeeSchedule } from './capabilities.ts';
 import { CardAccounts, type PreparedAccount } from './card-accounts.ts';
 import type { AccountContext } from './serialize.ts';
@@ -32,7 +30,6 @@ import {
   hasActiveAccountWithFingerprint,
   insertBankAccount,
   markAccountDeleted,
-  type PersonFeeSchedule,
   readVisibleAccount,
 } from './store.ts';
 
@@ -60,12 +57,11 @@ export class AccountService {
 
   readonly #cards: CardAccounts;
 
-  readonly #pricing: AccountPricing;
-  readonly #rules = new RuleBook();
+  readonly #pricer: AccountPricer;
 
   constructor(db: Db, config: Config, cardTokenKeys: CardTokenKeys, pricing: AccountPricing = {}) {
     this.#db = db;
-    this.#pricing = pricing;
+    this.#pricer = new AccountPricer(pricing);
     this.#config = config;
     this.#secrets = new BankAccountSecrets(config.masterKey);
     this.#cards = new CardAccounts(db, config, cardTokenKeys);
@@ -261,7 +257,7 @@ export class AccountService {
     for (const row of rows) {
       if (priced.has(row.person_id)) continue;
       const schedule = feeScheduleOf(row);
-      priced.set(row.person_id, schedule && (await this.#statePriced(this.#db, schedule)));
+      priced.set(row.person_id, schedule && (await this.#pricer.priced(this.#db, schedule)));
     }
     return rows.map((row) => ({
       row,
@@ -279,41 +275,13 @@ export class AccountService {
       findFeeSchedules(db, [...new Set(rows.map((row) => row.person_id))]),
     ]);
     const priced = new Map<string, FeeSchedule>();
-    for (const [personId, schedule] of schedules) priced.set(personId, await this.#statePriced(db, schedule));
+    for (const [personId, schedule] of schedules)
+      priced.set(personId, await this.#pricer.priced(db, schedule));
     return rows.map((row) => ({
       row,
       context: { balanceMinor: balances.get(row.id), feeSchedule: priced.get(row.person_id) },
     }));
   }
-
-  /**
-   * The fees an account shows are those an advance would charge (feeFor): the employer's, with the free
-   * next-business-day option a state's rule adds where the employer offers no free option.
-   */
-  async #statePriced(db: Db, schedule: PersonFeeSchedule): Promise<FeeSchedule> {
-    const { jurisdiction: where, ...fees } = schedule;
-    if (!where) return fees;
-    const rules = await this.#rules.at(db, where.rulesVersion);
-    const now = this.#pricing.now?.() ?? new Date();
-    const jurisdiction = jurisdictionOf(rules, where.state, now, where.timeZone);
-    const policyFees = {
-      feeCardInstantMinor: fees.fee_card_instant_minor,
-      feeCardNextDayMinor: fees.fee_card_next_day_minor,
-      feeBankInstantMinor: fees.fee_bank_instant_minor,
-      feeBankNextDayMinor: fees.fee_bank_next_day_minor,
-    };
-    return stateAddsFreeOption(policyFees, jurisdiction, this.#pricing.payable)
-      ? { ...fees, fee_bank_next_day_minor: 0 }
-      : fees;
-  }
-}
-
-/** What prices an account's transfer destinations as an advance would be: the money's clock and the rails. */
-export interface AccountPricing {
-  /** The money's clock (the sandbox's, in UAT): the day that decides which state rules are in effect. */
-  now?: () => Date;
-  /** The kinds of account the configured rails pay. */
-  payable?: readonly string[] | undefined;
 }
 
 /** The type and subtype of a new account, each refused with its own code (the description's order). */

@@ -74,7 +74,7 @@ export interface AccountReadRow extends AccountRow {
   fee_schedule: PersonFeeScheduleRow | null;
 }
 
-interface PersonFeeScheduleRow {
+export interface PersonFeeScheduleRow {
   currency: string;
   fee_card_instant_minor: number | string | null;
   fee_card_next_day_minor: number | string | null;
@@ -349,7 +349,7 @@ export async function findFeeSchedules(
   return schedules;
 }
 
-function personFeeSchedule(row: PersonFeeScheduleRow): PersonFeeSchedule {
+export function personFeeSchedule(row: PersonFeeScheduleRow): PersonFeeSchedule {
   const { time_zone, state_of_residence, rules_version } = row;
   return {
     jurisdiction: state_of_residence

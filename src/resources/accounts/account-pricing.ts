@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely';
+import { jurisdictionOf } from '../../compliance/jurisdiction.ts';
+import { RuleBook } from '../../compliance/rule-book.ts';
+import type { DB } from '../../db/schema.ts';
+import { stateAddsFreeOption } from '../../money/advances/advance-rules.ts';
+import type { FeeSchedule } from './capabilities.ts';
+import type { PersonFeeSchedule } from './store.ts';
+
+/** What prices an account's transfer destinations as an advance would be: the money's clock and the rails. */
+export interface AccountPricing {
+  /** The money's clock (the sandbox's, in UAT): the day that decides which state rules are in effect. */
+  now?: () => Date;
+  /** The kinds of account the configured rails pay. */
+  payable?: readonly string[] | undefined;
+}
+
+/**
+ * The fees an account shows are those an advance would charge (feeFor): the employer's, with the free
+ * next-business-day option a state's rule adds where the employer offers no free option. The accounts routes price
+ * at the money's clock; a webhook event about an account is priced at the instant it happened, with the person's
+ * state and the employer's time zone its snapshot took then, so it shows what `GET` showed.
+ */
+export class AccountPricer {
+  readonly #rules = new RuleBook();
+  readonly #pricing: AccountPricing;
+
+  constructor(pricing: AccountPricing = {}) {
+    this.#pricing = pricing;
+  }
+
+  /** The money's clock now. */
+  now(): Date {
+    return this.#pricing.now?.() ?? new Date();
+  }
+
+  async priced(db: Kysely<DB>, schedule: PersonFeeSchedule, at: Date = this.now()): Promise<FeeSchedule> {
+    const { jurisdiction: where, ...fees } = schedule;
+    if (!where) return fees;
+    const rules = await this.#rules.at(db, where.rulesVersion);
+    const jurisdiction = jurisdictionOf(rules, where.state, at, where.timeZone);
+    const policyFees = {
+      feeCardInstantMinor: fees.fee_card_instant_minor,
+      feeCardNextDayMinor: fees.fee_card_next_day_minor,
+      feeBankInstantMinor: fees.fee_bank_instant_minor,
+      feeBankNextDayMinor: fees.fee_bank_next_day_minor,
+    };
+    return stateAddsFreeOption(policyFees, jurisdiction, this.#pricing.payable)
+      ? { ...fees, fee_bank_next_day_minor: 0 }
+      : fees;
+  }
+}
