@@ -23,19 +23,67 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   return formatter;
 }
 
-function zonedParts(instant: Date, timeZone: string): Record<string, number> {
+/** The zone's offset from UTC at that instant, in ms, read from Intl (a whole number of seconds). */
+function intlOffsetMs(instantMs: number, timeZone: string): number {
   const parts: Record<string, number> = {};
-  for (const part of formatterFor(timeZone).formatToParts(instant)) {
+  for (const part of formatterFor(timeZone).formatToParts(new Date(instantMs))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
   }
-  return parts;
+  const asUtc = Date.UTC(
+    parts.year!,
+    parts.month! - 1,
+    parts.day!,
+    parts.hour!,
+    parts.minute!,
+    parts.second!,
+  );
+  return asUtc - Math.floor(instantMs / 1000) * 1000;
+}
+
+const QUARTER_HOUR_MS = 900_000;
+/** Per zone, the offset of each quarter hour it was asked about and had one offset throughout; bounded. */
+const quarterOffsets = new Map<string, Map<number, number>>();
+const CACHED_QUARTERS_MAX = 20_000;
+
+/**
+ * The offset at that instant. Intl's formatToParts is slow enough to show in a read's profile, and offsets change
+ * only at a zone's transitions, which are far more than a quarter hour apart: a quarter hour whose first and last
+ * seconds have the same offset has it throughout, and is remembered. One with a transition in it asks Intl each
+ * time.
+ */
+function offsetMsAt(instantMs: number, timeZone: string): number {
+  const quarter = Math.floor(instantMs / QUARTER_HOUR_MS);
+  let zone = quarterOffsets.get(timeZone);
+  const cached = zone?.get(quarter);
+  if (cached !== undefined) return cached;
+  const first = intlOffsetMs(quarter * QUARTER_HOUR_MS, timeZone);
+  const last = intlOffsetMs((quarter + 1) * QUARTER_HOUR_MS - 1000, timeZone);
+  if (first !== last) return intlOffsetMs(instantMs, timeZone);
+  if (!zone) {
+    zone = new Map();
+    quarterOffsets.set(timeZone, zone);
+  }
+  if (zone.size >= CACHED_QUARTERS_MAX) zone.clear();
+  zone.set(quarter, first);
+  return first;
+}
+
+/** The wall clock of `timeZone` at that instant, to the second, read off a Date shifted by the zone's offset. */
+function zonedParts(instant: Date, timeZone: string) {
+  const ms = instant.getTime();
+  const wall = new Date(Math.floor(ms / 1000) * 1000 + offsetMsAt(ms, timeZone));
+  return {
+    year: wall.getUTCFullYear(),
+    month: wall.getUTCMonth() + 1,
+    day: wall.getUTCDate(),
+    hour: wall.getUTCHours(),
+    minute: wall.getUTCMinutes(),
+  };
 }
 
 /** Minutes the zone is ahead of UTC at that instant. */
 function offsetMinutes(instant: Date, timeZone: string): number {
-  const p = zonedParts(instant, timeZone);
-  const asUtc = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
-  return Math.round((asUtc - Math.floor(instant.getTime() / 1000) * 1000) / 60_000);
+  return Math.round(offsetMsAt(instant.getTime(), timeZone) / 60_000);
 }
 
 export function localDateOf(instant: Date, timeZone: string): string {
