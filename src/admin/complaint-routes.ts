@@ -21,16 +21,9 @@ import { isUsState } from '../domain/us-states.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
-import {
-  PAGINATED,
-  pageLinks,
-  pageLinksSchema,
-  pageOf,
-  pageQueryProperties,
-  readPage,
-} from '../platform/pagination.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { pointingAt } from './input-errors.ts';
+import { answerListPage, listRouteSchema } from './list-route.ts';
 import { OPERATOR } from './schemas.ts';
 
 const tags = ['Operator'];
@@ -101,26 +94,17 @@ export const adminComplaintRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string;
       config: { security: OPERATOR.config },
       schema: {
         operationId: 'adminListComplaints',
-        ...PAGINATED,
         tags,
         summary: 'The complaints record, newest first',
         description:
           'filter[state] keeps the complaints of one state (the complainant’s when opened), filter[status] one ' +
           'status (OPEN, ANSWERED, CLOSED), filter[organization] one employer.',
         security: OPERATOR.openApi,
-        querystring: Type.Object(
-          {
-            'filter[state]': Type.Optional(Type.String({ maxLength: 100 })),
-            'filter[status]': Type.Optional(Type.String({ maxLength: 100 })),
-            'filter[organization]': Type.Optional(Type.String({ maxLength: 100 })),
-            ...pageQueryProperties(),
-          },
-          { additionalProperties: false },
-        ),
-        response: {
-          200: Type.Object({ data: Type.Array(ComplaintResource), links: pageLinksSchema() }),
-          ...errorResponses(400, 401, 403, 406, 500),
-        },
+        ...listRouteSchema(ComplaintResource, {
+          'filter[state]': Type.Optional(Type.String({ maxLength: 100 })),
+          'filter[status]': Type.Optional(Type.String({ maxLength: 100 })),
+          'filter[organization]': Type.Optional(Type.String({ maxLength: 100 })),
+        }),
       },
     },
     async (request) => {
@@ -148,18 +132,12 @@ export const adminComplaintRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string;
           return { state, status: status as Complaint['status'] | undefined, organizationId: organization };
         },
       );
-      const page = readPage(request.query as Record<string, unknown>, COMPLAINT_LIST_ORDER);
-      const { items, next } = pageOf(
-        await listComplaints(db, filter, page),
-        page,
-        COMPLAINT_LIST_ORDER,
-        { baseUrl, path: '/admin/complaints', requestUrl: request.url },
-        (row) => [row[PAGE_KEY], row.id],
+      return answerListPage(
+        request,
+        { baseUrl, path: '/admin/complaints', order: COMPLAINT_LIST_ORDER },
+        (page) => listComplaints(db, filter, page),
+        ({ [PAGE_KEY]: _key, ...complaint }) => resource(complaint),
       );
-      return {
-        data: items.map(({ [PAGE_KEY]: _key, ...complaint }) => resource(complaint)),
-        ...pageLinks(next),
-      };
     },
   );
 

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/database.ts';
-import { PAGE_KEY } from '../db/keyset-page.ts';
 import {
   checkPublication,
   type DisclosureDocument,
@@ -13,17 +12,10 @@ import { isUsState } from '../domain/us-states.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
-import {
-  PAGINATED,
-  pageLinks,
-  pageLinksSchema,
-  pageOf,
-  pageQueryProperties,
-  readPage,
-} from '../platform/pagination.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { DisclosureAttributes } from '../resources/disclosures/routes.ts';
 import { pointingAt } from './input-errors.ts';
+import { answerListPage, listRouteSchema } from './list-route.ts';
 import { OPERATOR } from './schemas.ts';
 
 const tags = ['Operator'];
@@ -84,20 +76,14 @@ export const adminDisclosureRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string
       config: { security: OPERATOR.config },
       schema: {
         operationId: 'adminListDisclosures',
-        ...PAGINATED,
         tags,
         summary: 'The disclosure documents, every version',
         description:
           'The default document (state null) first, then by state and version. filter[state] keeps one state.',
         security: OPERATOR.openApi,
-        querystring: Type.Object(
-          { 'filter[state]': Type.Optional(Type.String({ maxLength: 100 })), ...pageQueryProperties() },
-          { additionalProperties: false },
-        ),
-        response: {
-          200: Type.Object({ data: Type.Array(DocumentResource), links: pageLinksSchema() }),
-          ...errorResponses(400, 401, 403, 406, 500),
-        },
+        ...listRouteSchema(DocumentResource, {
+          'filter[state]': Type.Optional(Type.String({ maxLength: 100 })),
+        }),
       },
     },
     async (request) => {
@@ -107,15 +93,12 @@ export const adminDisclosureRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string
           detail: `filter[state] must be the two-letter code of a US state or DC (got "${state}").`,
           source: { parameter: 'filter[state]' },
         });
-      const page = readPage(request.query as Record<string, unknown>, DOCUMENT_LIST_ORDER);
-      const { items, next } = pageOf(
-        await listDocuments(db, state, page),
-        page,
-        DOCUMENT_LIST_ORDER,
-        { baseUrl, path: '/admin/disclosures', requestUrl: request.url },
-        (row) => [row[PAGE_KEY], row.id],
+      return answerListPage(
+        request,
+        { baseUrl, path: '/admin/disclosures', order: DOCUMENT_LIST_ORDER },
+        (page) => listDocuments(db, state, page),
+        (document) => resource(document),
       );
-      return { data: items.map(resource), ...pageLinks(next) };
     },
   );
 

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/database.ts';
-import { PAGE_KEY } from '../db/keyset-page.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 import { SystemLedger } from '../ledger/ledger-accounts.ts';
@@ -12,14 +11,6 @@ import {
   listOverpayments,
   OVERPAYMENT_LIST_ORDER,
 } from '../money/overpayments/overpayment-store.ts';
-import {
-  PAGINATED,
-  pageLinks,
-  pageLinksSchema,
-  pageOf,
-  pageQueryProperties,
-  readPage,
-} from '../platform/pagination.ts';
 import { ResourceIdParam } from '../platform/resource-schemas.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import {
@@ -28,6 +19,7 @@ import {
   ResolutionAttributes,
   resolutionOf,
 } from '../resources/overpayments/routes.ts';
+import { answerListPage, listRouteSchema } from './list-route.ts';
 import { OPERATOR } from './schemas.ts';
 
 const tags = ['Operator'];
@@ -68,24 +60,15 @@ export const adminOverpaymentRoutes: FastifyPluginAsync<{
       config: { security: OPERATOR.config },
       schema: {
         operationId: 'adminListOverpayments',
-        ...PAGINATED,
         tags,
         summary: 'Overpayments, oldest found first',
         description: 'filter[status], filter[person], filter[organization] keep those.',
         security: OPERATOR.openApi,
-        querystring: Type.Object(
-          {
-            'filter[status]': Type.Optional(Type.String({ maxLength: 100 })),
-            'filter[person]': Type.Optional(Type.String({ maxLength: 100 })),
-            'filter[organization]': Type.Optional(Type.String({ maxLength: 100 })),
-            ...pageQueryProperties(),
-          },
-          { additionalProperties: false },
-        ),
-        response: {
-          200: Type.Object({ data: Type.Array(Resource), links: pageLinksSchema() }),
-          ...errorResponses(400, 401, 403, 406, 500),
-        },
+        ...listRouteSchema(Resource, {
+          'filter[status]': Type.Optional(Type.String({ maxLength: 100 })),
+          'filter[person]': Type.Optional(Type.String({ maxLength: 100 })),
+          'filter[organization]': Type.Optional(Type.String({ maxLength: 100 })),
+        }),
       },
     },
     async (request) => {
@@ -101,15 +84,12 @@ export const adminOverpaymentRoutes: FastifyPluginAsync<{
         personId: uuidFilter('filter[person]', query['filter[person]']),
         organizationId: uuidFilter('filter[organization]', query['filter[organization]']),
       };
-      const page = readPage(request.query as Record<string, unknown>, OVERPAYMENT_LIST_ORDER);
-      const { items, next } = pageOf(
-        await listOverpayments(db, filter, page),
-        page,
-        OVERPAYMENT_LIST_ORDER,
-        { baseUrl, path: '/admin/overpayments', requestUrl: request.url },
-        (row) => [row[PAGE_KEY], row.id],
+      return answerListPage(
+        request,
+        { baseUrl, path: '/admin/overpayments', order: OVERPAYMENT_LIST_ORDER },
+        (page) => listOverpayments(db, filter, page),
+        (row) => overpaymentResource(row),
       );
-      return { data: items.map(overpaymentResource), ...pageLinks(next) };
     },
   );
 

@@ -22,15 +22,10 @@ export type Payload = Record<string, unknown> & {
  * oidc-provider's storage on our database, one row per artifact in `oauth_payloads`, so sessions, grants and
  * tokens survive restarts and are shared by every process. Expired rows read as absent and are purged by
  * `purgeExpiredPayloads`. Revoking a grant also records it in `oauth_revocations`, which is how API processes
- * learn that access tokens they verify on their own are dead. `extraRedirectUris` gives the redirect URIs the server
- * adds to a client's own (see clientMetadata).
+ * learn that access tokens they verify on their own are dead. Clients are read through `clients`, a cache the
+ * caller may share with what else reads them (the plain client_credentials path).
  */
-export function databaseAdapter(
-  db: Db,
-  now: () => Date,
-  extraRedirectUris: (clientId: string) => readonly string[] = () => [],
-) {
-  const clients = new ClientCache(db, extraRedirectUris);
+export function databaseAdapter(db: Db, now: () => Date, clients = new ClientCache(db, () => [])) {
   return class DatabaseAdapter {
     readonly model: string;
 

@@ -8,12 +8,12 @@ import { shownText, textProblem } from '../domain/input-text.ts';
 import type { AppError } from '../errors/app-error.ts';
 import { RETRY_AFTER_SECONDS } from '../errors/service-unavailable.ts';
 import type { ConnectionAnswer } from '../platform/framework-errors.ts';
-import { ClientCache, purgeExpiredPayloads } from './adapter.ts';
+import { purgeExpiredPayloads } from './adapter.ts';
 import { ClientCredentialsTokens } from './client-credentials-tokens.ts';
 import { CsrfTokens } from './csrf.ts';
 import { interactionRoutes } from './interactions.ts';
 import { renderStatusErrorPage } from './pages/pages.ts';
-import { createProvider, loadProviderKeys } from './provider.ts';
+import { createProvider, loadProviderKeys, providerClients } from './provider.ts';
 import {
   checkCharset,
   checkedBody,
@@ -211,13 +211,15 @@ function withBodyToRead(raw: IncomingMessage, body: Buffer | undefined): Incomin
 export async function authApp(app: FastifyInstance, options: AuthAppOptions): Promise<void> {
   const { config, db, now } = options;
   const keys = await loadProviderKeys(config, { db, now });
-  const provider = await createProvider(config, { db, now, keys });
+  // One cache of clients for the provider and the plain client_credentials path, which read the same metadata.
+  const clients = providerClients(config, db);
+  const provider = await createProvider(config, { db, now, keys, clients });
   const clientTokens = new ClientCredentialsTokens({
     issuer: config.auth.publicUrl,
     resource: config.api.publicUrl,
     ttlSeconds: config.oauth.accessTokenTtlSeconds,
     keys,
-    clients: new ClientCache(db, () => []),
+    clients,
   });
   // The Fastify request of each raw request handed to the provider, so that its errors are logged with the id.
   const requests = new WeakMap<IncomingMessage, FastifyRequest>();

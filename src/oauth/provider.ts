@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { allowsOrigin } from '../platform/cors-origins.ts';
 import { claimsOf, findPerson } from './accounts.ts';
-import { databaseAdapter } from './adapter.ts';
+import { ClientCache, databaseAdapter } from './adapter.ts';
 import { clientSecretMatches } from './clients.ts';
 import { jwtEndpointSupport } from './jwt-endpoint-support.ts';
 import { renderAuthorizationErrorPage, renderLogoutPage, renderLogoutSuccessPage } from './pages/pages.ts';
@@ -97,6 +97,14 @@ export interface ProviderDeps {
   now: () => Date;
   /** The signing keys, when the caller loaded them (loadProviderKeys) to sign with them too. */
   keys?: SigningKey[];
+  /** The clients' cache, when the caller reads clients through it too (providerClients). */
+  clients?: ClientCache;
+}
+
+/** The registered clients as the provider reads them, with the sandbox reference page's redirect URI added. */
+export function providerClients(config: Config, db: Db): ClientCache {
+  const page = referencePageSignIn(config);
+  return new ClientCache(db, (clientId) => (page?.clientIds.includes(clientId) ? [page.redirectUri] : []));
 }
 
 /** The keys the provider signs with and publishes, newest active first. */
@@ -125,9 +133,7 @@ export async function createProvider(config: Config, deps: ProviderDeps): Promis
   // The sandbox's reference page may always call here, whatever EWA_CORS_ORIGINS says.
   const corsOrigins = page ? [...config.corsOrigins, page.origin] : config.corsOrigins;
   const provider = new Provider(config.auth.publicUrl, {
-    adapter: databaseAdapter(deps.db, deps.now, (clientId) =>
-      page?.clientIds.includes(clientId) ? [page.redirectUri] : [],
-    ),
+    adapter: databaseAdapter(deps.db, deps.now, deps.clients ?? providerClients(config, deps.db)),
     clients: [],
     jwks: { keys: keys.map((key) => key.jwk) },
     cookies: {

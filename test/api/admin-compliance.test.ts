@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
-import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
+import { FIXED_NOW } from '../helpers/build-test-app.ts';
 import { acceptDisclosures } from '../helpers/disclosures.ts';
 import { advanceBody, createPaidWorker, firstError, postTransfer } from '../helpers/money.ts';
+import { operatorApp } from '../helpers/operator.ts';
 import { clientToken, createTestClient } from '../helpers/tokens.ts';
 
 const JSON_API = 'application/vnd.api+json';
@@ -11,29 +12,13 @@ const RULES = '/admin/compliance/rules';
 
 /** An app with an operator's client; its requests to /admin. The tests of this file share one database. */
 async function operator(t: TestContext) {
-  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
+  const { app, call, token, clientId } = await operatorApp(t);
   t.after(async () => {
     await app.database.db.deleteFrom('compliance_rule_overrides').execute();
     await sql`update app_settings set value = to_jsonb((value #>> '{}')::bigint + 1)
       where key = 'compliance_rules_version'`.execute(app.database.db);
   });
-  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) =>
-    app.api.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': JSON_API }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
-  return { app, call, token, clientId: client.clientId };
+  return { app, call, token, clientId };
 }
 
 function ruleBody(attributes: Record<string, unknown>, id?: string) {

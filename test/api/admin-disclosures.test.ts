@@ -1,37 +1,14 @@
 import assert from 'node:assert/strict';
-import { type TestContext, test } from 'node:test';
-import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
+import { test } from 'node:test';
+import { FIXED_NOW } from '../helpers/build-test-app.ts';
 import { acceptDisclosures } from '../helpers/disclosures.ts';
 import { advanceBody, createPaidWorker, firstError, postTransfer } from '../helpers/money.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
-
-const JSON_API = 'application/vnd.api+json';
-
-async function operator(t: TestContext) {
-  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
-  const call = (method: 'GET' | 'POST', url: string, body?: unknown) =>
-    app.api.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': JSON_API }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
-  return { app, call };
-}
+import { operatorApp } from '../helpers/operator.ts';
 
 const publication = (attributes: Record<string, unknown>) => ({ data: { type: 'disclosures', attributes } });
 
 test('POST /admin/disclosures publishes the next version: a material change the person must accept again', async (t) => {
-  const { app, call } = await operator(t);
+  const { app, call } = await operatorApp(t);
   const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
   await app.database.db
     .updateTable('people')
@@ -77,7 +54,7 @@ test('POST /admin/disclosures publishes the next version: a material change the 
 });
 
 test('bad input on /admin/disclosures is 400 naming the field, never 500; an unknown transfer is 404', async (t) => {
-  const { call } = await operator(t);
+  const { call } = await operatorApp(t);
   const cases: [unknown, string][] = [
     [publication({ body: 'x' }), '/data/attributes/title'],
     [publication({ title: 'T' }), '/data/attributes/body'],
@@ -104,7 +81,7 @@ test('bad input on /admin/disclosures is 400 naming the field, never 500; an unk
 });
 
 test('GET /admin/disclosures pages in the order published: page[size], links.next, a bad cursor is 400', async (t) => {
-  const { call } = await operator(t);
+  const { call } = await operatorApp(t);
   // The tests of this file share one database: count what was there before.
   const before = (await call('GET', '/admin/disclosures')).json().data.length;
   for (const title of ['One', 'Two'])

@@ -5,6 +5,7 @@ import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { buildTestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';
+import { operatorClient } from '../helpers/operator.ts';
 import { clientToken, createTestClient } from '../helpers/tokens.ts';
 
 const JSON_API = 'application/vnd.api+json';
@@ -13,12 +14,7 @@ const HEADER = 'row_id,primary_identifier,date,hours,amount';
 /** The operator's client and earnings uploads made with it (or with another token). */
 async function operator(t: TestContext, env: Record<string, string> = {}, now?: Date) {
   const app = await buildTestApp(t, env, now ? { now: () => now } : undefined);
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
+  const { token } = await operatorClient(app);
   const upload = (
     organizationId: string,
     csv: string,

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { ROSTER_COLUMNS } from '../../src/operator/roster-row.ts';
 import { BASE_URL, buildTestApp, buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';
+import { operatorClient } from '../helpers/operator.ts';
 import { openTestDatabase } from '../helpers/test-database.ts';
 import { clientToken, createTestClient, createTestPerson, userToken } from '../helpers/tokens.ts';
 
@@ -15,23 +16,13 @@ async function operator(t: TestContext, env: Record<string, string> = {}, ownDat
   const app = ownDatabase
     ? await buildTestAppOn(t, await openTestDatabase(t), env)
     : await buildTestApp(t, env);
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
-  const headers = { authorization: `Bearer ${token}`, 'content-type': JSON_API };
-  // Without a body, no Content-Type either, as HTTP clients do.
-  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) =>
-    body === undefined
-      ? app.api.inject({ method, url, headers: { authorization: headers.authorization } })
-      : app.api.inject({ method, url, headers, payload: JSON.stringify(body) });
+  // Without a body, `call` sends no Content-Type either, as HTTP clients do.
+  const { token, call } = await operatorClient(app);
   const roster = (organizationId: string, csv: string, contentType = 'text/csv') =>
     app.api.inject({
       method: 'POST',
       url: `/admin/organizations/${organizationId}/roster`,
-      headers: { ...headers, 'content-type': contentType },
+      headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
       payload: csv,
     });
   return { app, token, call, roster };

@@ -14,7 +14,7 @@ import {
   postTransfer,
   recordShift,
 } from '../helpers/money.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
+import { operatorClient } from '../helpers/operator.ts';
 
 /**
  * Overpayments through HTTP and the real services. FIXED_NOW is Wednesday 11 March 2026 in a biweekly period of 2–15
@@ -228,22 +228,7 @@ test('a correction on an open paycheck withdraws only what was not taken: the ba
 
 test('/admin/overpayments: list with filters and pages, show, resolve, write off; bad input is a 4xx naming it', async (t) => {
   const { app, worker } = await overpaidWorker(t, { overpayment_write_off_delinquent: true });
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
-  const call = (method: 'GET' | 'POST', url: string, body?: unknown) =>
-    app.api.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/vnd.api+json' }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
+  const { call } = await operatorClient(app);
   const listed = await call('GET', `/admin/overpayments?filter[person]=${worker.personId}&page[size]=1`);
   assert.equal(listed.statusCode, 200, listed.body);
   const [overpayment] = listed.json().data;

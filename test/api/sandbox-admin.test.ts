@@ -6,9 +6,10 @@ import { DEMO } from '../../src/seed/demo.ts';
 import { buildServer } from '../../src/server.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { assertErrorAnswer } from '../helpers/error-shape.ts';
+import { operatorClient } from '../helpers/operator.ts';
 import { demoWorker, SEEDED_AT, seedDemo } from '../helpers/sandbox-world.ts';
 import { openTestDatabase } from '../helpers/test-database.ts';
-import { clientToken, createTestClient, userToken } from '../helpers/tokens.ts';
+import { userToken } from '../helpers/tokens.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
 
 const JSON_API = 'application/vnd.api+json';
@@ -16,32 +17,12 @@ const DAY_MS = 86_400_000;
 /** Real time for these apps: an hour after the demo was seeded, standing still. */
 const REAL_NOW = new Date(SEEDED_AT.getTime() + 60 * 60_000);
 
-/** An operator's requests to an app; the token is the real token endpoint's, on real time. */
-async function operatorOf(app: TestApp) {
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
-  return (method: 'GET' | 'POST', url: string, body?: unknown) =>
-    app.api.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': JSON_API }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
-}
-
 /** A sandbox with the demo data, its scheduler's jobs those of a server seeding it. */
 async function sandboxApp(t: TestContext, env: Record<string, string> = {}) {
   const database = await openTestDatabase(t);
   await seedDemo(database.db);
   const app = await buildTestAppOn(t, database, { EWA_SEED_DEMO: 'true', ...env }, { now: () => REAL_NOW });
-  return { app, database, call: await operatorOf(app) };
+  return { app, database, call: (await operatorClient(app)).call };
 }
 
 /** A sandbox whose demo partner has an endpoint at a receiver on this host (allowed, as on a laptop). */
@@ -205,7 +186,7 @@ test('production refuses the sandbox clock and reset: 403 FORBIDDEN, saying it i
   const config = { ...loadConfig({ EWA_LOG_LEVEL: 'silent', ...database.env }), env: 'production' as const };
   const servers = await buildServer(config, { database, now: () => REAL_NOW });
   t.after(() => Promise.all([servers.api.close(), servers.auth.close(), servers.payments.close()]));
-  const call = await operatorOf({ ...servers, config, database, logs: [] });
+  const { call } = await operatorClient({ ...servers, config, database, logs: [] });
   for (const [method, url, body] of [
     ['GET', '/admin/sandbox/clock', undefined],
     ['POST', '/admin/sandbox/clock', advanceBody({ days: 1 })],

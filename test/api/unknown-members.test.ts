@@ -10,7 +10,7 @@ import {
   type PaidWorker,
   postTransfer,
 } from '../helpers/money.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
+import { operatorClient } from '../helpers/operator.ts';
 
 const JSON_API = 'application/vnd.api+json';
 const NOW = new Date('2026-03-11T15:30:00.000Z');
@@ -217,12 +217,7 @@ test('PATCH /rest/jobs/{id} refuses unknown members at every level', async (t) =
 
 test('/admin bodies refuse unknown members at every level, policy included', async (t) => {
   const app = await buildTestApp(t);
-  const client = await createTestClient(app, {
-    name: 'Operator',
-    scopes: ['admin:operator'],
-    redirectUris: [],
-  });
-  const token = await clientToken(app, ['admin:operator'], client);
+  const { token } = await operatorClient(app);
   const send = (method: 'POST' | 'PATCH', url: string) => (body: Body) =>
     app.api.inject({
       method,

@@ -53,6 +53,8 @@ export interface ApiProcess extends EwaProcess {
   apiUrl: string;
   /** Where this process's authorization server really is. */
   authUrl: string;
+  /** Where this process's card tokenization listener really is. */
+  paymentsUrl: string;
   /** SIGTERM: finish requests in flight, close the database, exit 0. */
   stop(): Promise<number | null>;
 }
@@ -102,6 +104,7 @@ async function startApiProcessOnce(env: Record<string, string>, timeoutMs: numbe
     ...running,
     apiUrl,
     authUrl: `http://127.0.0.1:${auth}`,
+    paymentsUrl: `http://127.0.0.1:${payments}`,
     async stop() {
       if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill('SIGTERM');
       return running.exited;

@@ -1,21 +1,19 @@
 import type { TestContext } from 'node:test';
-import { buildTestApp, FIXED_NOW } from './build-test-app.ts';
+import { buildTestApp, FIXED_NOW, type TestApp } from './build-test-app.ts';
 import { clientToken, createTestClient } from './tokens.ts';
 
 /**
- * A test app whose clock the test moves (`clock.now`, FIXED_NOW at first) and an operator's client token, with
- * `call` sending a request to /admin (a JSON:API body when given; `accept` for the CSV reports).
+ * An operator's client on the app (admin:operator only, no redirect URI: it signs nobody in), its token, and `call`
+ * sending a request to /admin with it (a JSON:API body when given; `accept` for the CSV reports).
  */
-export async function operatorApp(t: TestContext) {
-  const clock = { now: FIXED_NOW };
-  const app = await buildTestApp(t, {}, { now: () => clock.now });
+export async function operatorClient(app: TestApp) {
   const client = await createTestClient(app, {
     name: 'Operator',
     scopes: ['admin:operator'],
     redirectUris: [],
   });
   const token = await clientToken(app, ['admin:operator'], client);
-  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown, accept?: string) =>
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown, accept?: string) =>
     app.api.inject({
       method,
       url,
@@ -26,5 +24,12 @@ export async function operatorApp(t: TestContext) {
       },
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
-  return { app, clock, call };
+  return { clientId: client.clientId, token, call };
+}
+
+/** A test app whose clock the test moves (`clock.now`, FIXED_NOW at first), with an operator's client (above). */
+export async function operatorApp(t: TestContext) {
+  const clock = { now: FIXED_NOW };
+  const app = await buildTestApp(t, {}, { now: () => clock.now });
+  return { app, clock, ...(await operatorClient(app)) };
 }
