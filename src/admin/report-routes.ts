@@ -153,7 +153,8 @@ export const adminReportRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { d
     'and complaints opened, answered and closed. Days are UTC days.';
   const remittanceDescription =
     'Per paycheck of the employer paid on the day (or days) asked, in its time zone, that carries a deduction: ' +
-    'what its payroll must deduct and remit (the advances it funded), with the count of advances.';
+    'what its payroll must deduct and remit (the advances it funded), with the count of advances. Only for an ' +
+    'employer that runs payroll itself (payday_payout EMPLOYER); another is refused, naming filter[organization].';
 
   app.get(
     '/admin/reports/state',

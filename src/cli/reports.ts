@@ -79,7 +79,8 @@ const remittance: Command = {
     '',
     'One line per paycheck paid on those days (in the employer’s time zone) that carries a deduction: the advances',
     'it funded (its total_debited). Amounts are minor units. An ESTIMATED paycheck’s period is still open: its',
-    'deduction may grow until the period closes.',
+    'deduction may grow until the period closes. Only for an employer whose payday_payout is EMPLOYER (it runs',
+    'payroll itself); another is refused with exit code 1.',
   ].join('\n'),
   options: {
     org: { type: 'string' },

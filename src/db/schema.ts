@@ -43,6 +43,7 @@ export interface OrganizationPoliciesTable {
   overpayment_installments: Generated<number>;
   overpayment_write_off_after_periods: Generated<number>;
   overpayment_write_off_delinquent: Generated<boolean>;
+  payday_payout: Generated<string>;
   updated_at: Timestamp;
 }
 

@@ -237,6 +237,43 @@ export function payday(input: {
 }
 
 /**
+ * Payday for one paycheck of an employer that runs payroll itself (`payday_payout` EMPLOYER): what is still
+ * accessible leaves the earnings balance, as on any payday; the employer pays the worker the remainder itself, which
+ * settles that much of the net pay it owes; and it remits the deductions (what advances took, up to net pay, and any
+ * overpayment installment: the remittance report's line) to the provider. Nothing goes out through a rail. The books
+ * end where a provider's payday ends once its payout has been deposited: the remainder left the paycheck for the
+ * worker, the provider holds the deductions, and the employer owes nothing more for the paycheck. A net pay below
+ * zero (a correction of a paid period) remits below zero: the employer is owed it back, as on a provider's payday,
+ * and the overpayment recorded with it recovers it from the worker's later paychecks.
+ */
+export function employerPayday(input: {
+  paycheckId: string;
+  earningsBalance: string | undefined;
+  paycheckClearing: string;
+  untakenMinor: number;
+  paidByEmployerMinor: number;
+  remittedMinor: number;
+  system: SystemAccounts;
+  currency: Currency;
+  at: Date;
+}): Movement {
+  const { system, currency, paycheckClearing } = input;
+  return {
+    kind: 'EMPLOYER_PAYDAY',
+    paycheckId: input.paycheckId,
+    postedAt: input.at,
+    lines: [
+      line(input.earningsBalance ?? '', 'DEBIT', input.untakenMinor, currency),
+      line(paycheckClearing, 'CREDIT', input.untakenMinor, currency),
+      line(paycheckClearing, 'DEBIT', input.paidByEmployerMinor, currency),
+      line(system.EMPLOYER_PAYROLL_CLEARING, 'CREDIT', input.paidByEmployerMinor, currency),
+      signedLine(system.PROVIDER_FUNDING, 'DEBIT', input.remittedMinor, currency),
+      signedLine(system.EMPLOYER_PAYROLL_CLEARING, 'CREDIT', input.remittedMinor, currency),
+    ],
+  };
+}
+
+/**
  * A paycheck closed with advances above its net pay: its payout is zero, and the difference is owed back by later
  * paychecks of the job (the paycheck's clearing account, short by that much, is made whole by the receivable).
  */

@@ -7,8 +7,9 @@ import {
   type SystemAccounts,
   type SystemLedger,
 } from '../ledger/ledger-accounts.ts';
-import { payday } from '../ledger/movements.ts';
+import { employerPayday, payday } from '../ledger/movements.ts';
 import { type Movement, postMovements } from '../ledger/posting.ts';
+import type { PaydayPayout } from '../operator/organization-policy.ts';
 import { enqueue, type OutboxMessage } from '../outbox/outbox-message.ts';
 import { applyOverpaymentsAtPayday, type ClosingPaycheck } from './overpayments/overpayment-payday.ts';
 import { railPaymentMessage } from './rail-payments.ts';
@@ -16,9 +17,12 @@ import { railPaymentMessage } from './rail-payments.ts';
 export interface PayrollReport {
   /** Paychecks whose period ended and that moved from ESTIMATED to PROCESSING in this run. */
   closed: number;
-  /** Paychecks paid out: the remainder sent (IN_TRANSIT), or nothing left to send (DEPOSITED). */
+  /**
+   * Paychecks paid out: the remainder sent (IN_TRANSIT), or nothing left to send (DEPOSITED), or, for an employer
+   * that runs payroll itself, settled by its remittance (DEPOSITED).
+   */
   paid: number;
-  /** Paychecks that wait: no default account to pay into, or advances they fund still PENDING. */
+  /** Paychecks that wait: no default account to pay into (when this server pays), or advances still PENDING. */
   held: number;
 }
 
@@ -45,6 +49,7 @@ interface PayrollRow extends ClosingPaycheck {
   payout_account_id: string | null;
   payout_type: 'DEPOSITORY' | 'CARD' | null;
   has_pending_advances: boolean;
+  payday_payout: PaydayPayout;
 }
 
 /**
@@ -55,6 +60,12 @@ interface PayrollRow extends ClosingPaycheck {
  * net pay − total_debited goes to the job's default depository
  * (the default card when there is none) through the rail: an instruction written to the outbox with the batch, sent
  * after it commits; IN_TRANSIT until the rail delivers, then DEPOSITED (settlement job).
+ *
+ * An employer whose policy says `payday_payout` EMPLOYER runs payroll itself: it pays its workers that remainder
+ * directly and remits the deductions (what advances took, up to net pay, and any overpayment installment) to the
+ * provider. Its paychecks are settled in the same batch by that remittance (employerPayday): no payout, no rail
+ * instruction, no default account needed, and DEPOSITED at once, as a paycheck with nothing left to send is: nothing
+ * of it is left for this server to do.
  *
  * Idempotent and resumable: each batch is one transaction that moves its paychecks out of PROCESSING together with
  * their postings, so a second run, or a run after a crash, finds only what is left and never pays twice. A failed
@@ -167,7 +178,7 @@ async function loadPayrollRows(
       trim(p.currency) as currency, p.net_earnings_minor, p.total_debited_minor, p.accessible_minor,
       p.pay_period_starts_at, p.deposit_expected_at, j.earnings_balance_account_id,
       op.overpayment_default_resolution, op.overpayment_installments, op.overpayment_write_off_after_periods,
-      op.overpayment_write_off_delinquent,
+      op.overpayment_write_off_delinquent, op.payday_payout,
       coalesce(dep.id, card.id) as payout_account_id, coalesce(dep.account_type, card.account_type) as payout_type,
       exists (select 1 from funding_sources f join transfers t on t.id = f.transfer_id
         where f.paycheck_id = p.id and f.stage = 'ESTIMATED' and t.status = 'PENDING') as has_pending_advances
@@ -195,8 +206,12 @@ async function payBatch(
   );
   // Read again under the locks: another run may have paid some, and advances may have moved the figures.
   const rows = await loadPayrollRows(tx, batch, payableKinds);
-  const held = rows.filter((row) => row.has_pending_advances || !row.payout_account_id);
-  const payable = rows.filter((row) => !row.has_pending_advances && row.payout_account_id);
+  // An employer that pays its workers itself needs no account of theirs here; pending advances hold every paycheck:
+  // its deductions are not final until they resolve.
+  const isHeld = (row: PayrollRow) =>
+    row.has_pending_advances || (row.payday_payout === 'PROVIDER' && !row.payout_account_id);
+  const held = rows.filter(isHeld);
+  const payable = rows.filter((row) => !isHeld(row));
   const at = now.toISOString();
   if (held.length > 0)
     await sql`update paychecks p set payout_held_reason = h.reason, updated_at = ${at}::timestamptz
@@ -230,7 +245,8 @@ async function payBatch(
   );
   const overpayments = await applyOverpaymentsAtPayday(tx, payable, payoutBefore, accountsOf, clearing, now);
   const movements: Movement[] = [];
-  const payouts: { id: string; payout: number; recovered: number }[] = [];
+  /** byEmployer: the employer paid `payout` itself, so nothing goes to an account of the worker's. */
+  const payouts: { id: string; payout: number; recovered: number; byEmployer: boolean }[] = [];
   const payments: OutboxMessage[] = [];
   for (const row of payable) {
     const accounts = accountsOf(row);
@@ -238,6 +254,27 @@ async function payBatch(
     const recovered = overpayments.recovered.get(row.id) ?? 0;
     const payout = (payoutBefore.get(row.id) ?? 0) - recovered;
     if (untaken < 0 || payout < 0) throw new Error(`paycheck ${row.id} took more than it made accessible`);
+    if (row.payday_payout === 'EMPLOYER') {
+      movements.push(
+        employerPayday({
+          paycheckId: row.id,
+          earningsBalance: row.earnings_balance_account_id
+            ? balances.get(row.earnings_balance_account_id)
+            : undefined,
+          paycheckClearing: clearing.get(row.id) ?? '',
+          untakenMinor: untaken,
+          paidByEmployerMinor: payout,
+          // Advances up to net pay, and recovery: the remittance report's line (src/reports/remittance-report.ts).
+          // Below zero only for net pay below zero, which carries no deduction: the employer is owed it back.
+          remittedMinor: row.net_earnings_minor - payout,
+          system: accounts,
+          currency: row.currency,
+          at: now,
+        }),
+      );
+      payouts.push({ id: row.id, payout, recovered, byEmployer: true });
+      continue;
+    }
     const destination = row.payout_type ?? 'DEPOSITORY';
     movements.push(
       payday({
@@ -255,7 +292,7 @@ async function payBatch(
         at: now,
       }),
     );
-    payouts.push({ id: row.id, payout, recovered });
+    payouts.push({ id: row.id, payout, recovered, byEmployer: false });
     if (payout === 0) continue;
     payments.push(
       railPaymentMessage({
@@ -275,15 +312,18 @@ async function payBatch(
   await postMovements(tx, [...movements, ...overpayments.movements]);
   await enqueue(tx, payments);
   const accountOf = new Map(payable.map((row) => [row.id, row.payout_account_id]));
+  const settledNow = (p: { payout: number; byEmployer: boolean }) => p.byEmployer || p.payout === 0;
   await sql`update paychecks p set
-      status = case when o.payout = 0 then 'DEPOSITED' else 'IN_TRANSIT' end,
-      deposited_at = case when o.payout = 0 then ${at}::timestamptz else null end,
+      status = case when o.settled then 'DEPOSITED' else 'IN_TRANSIT' end,
+      deposited_at = case when o.settled then ${at}::timestamptz else null end,
       payout_account_id = o.account_id, payout_minor = o.payout, payout_rail_reference = null,
       payout_settle_after = null, payout_held_reason = null, overpayment_recovered_minor = o.recovered,
       updated_at = ${at}::timestamptz
-    from unnest(${payouts.map((p) => p.id)}::uuid[], ${payouts.map((p) => accountOf.get(p.id) ?? null)}::uuid[],
-      ${payouts.map((p) => p.payout)}::bigint[], ${payouts.map((p) => p.recovered)}::bigint[])
-      as o(id, account_id, payout, recovered)
+    from unnest(${payouts.map((p) => p.id)}::uuid[],
+      ${payouts.map((p) => (p.byEmployer ? null : (accountOf.get(p.id) ?? null)))}::uuid[],
+      ${payouts.map((p) => p.payout)}::bigint[], ${payouts.map((p) => p.recovered)}::bigint[],
+      ${payouts.map(settledNow)}::boolean[])
+      as o(id, account_id, payout, recovered, settled)
     where p.id = o.id`.execute(tx);
   return { paid: payouts.length, held: held.length };
 }

@@ -27,6 +27,7 @@ export interface OrganizationPolicy {
   overpaymentInstallments: number;
   overpaymentWriteOffAfterPeriods: number;
   overpaymentWriteOffDelinquent: boolean;
+  paydayPayout: PaydayPayout;
 }
 
 /** NONE: the person chooses (OVERPAYMENT_RESOLUTION_REQUIRED until they do). */
@@ -34,6 +35,13 @@ export const OVERPAYMENT_POLICY_RESOLUTIONS = ['NONE', 'NEXT_PAYCHECK', 'INSTALL
 export type OverpaymentPolicyResolution = (typeof OVERPAYMENT_POLICY_RESOLUTIONS)[number];
 /** The most paychecks an overpayment may be spread over. */
 export const OVERPAYMENT_INSTALLMENTS_MAX = 12;
+
+/**
+ * Who pays net pay on payday: PROVIDER (this server, through the rail) or EMPLOYER (the employer runs payroll
+ * itself, pays its workers directly and remits the remittance report's deductions to the provider).
+ */
+export const PAYDAY_PAYOUTS = ['PROVIDER', 'EMPLOYER'] as const;
+export type PaydayPayout = (typeof PAYDAY_PAYOUTS)[number];
 
 export type PolicyKey = keyof OrganizationPolicy;
 export type PolicyChange = { [K in PolicyKey]?: unknown };
@@ -174,6 +182,13 @@ export const POLICY_FIELDS: { readonly [K in PolicyKey]: PolicyField } = {
     name: 'overpayment_write_off_delinquent',
     kind: { type: 'boolean' },
     description: 'True: a write-off makes the worker DELINQUENT (transfers disabled).',
+  },
+  paydayPayout: {
+    name: 'payday_payout',
+    kind: { type: 'enum', values: PAYDAY_PAYOUTS },
+    description:
+      'Who pays net pay on payday: PROVIDER (this server, through the rail) or EMPLOYER (the employer runs payroll, ' +
+      'pays its workers and remits the deductions of the remittance report).',
   },
 };
 

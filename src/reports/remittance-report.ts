@@ -3,10 +3,11 @@ import type { DB } from '../db/schema.ts';
 import { InputRefusedError } from '../errors/input-error.ts';
 
 /**
- * What an employer that runs payroll itself must deduct from each paycheck on its payday and remit to the provider:
- * per paycheck paid on the days asked, the deductions it carries. This server routes net pay itself by default
- * (payday pays net pay less total_debited: docs/operators/payroll-and-rails.md); this report is the same
- * deduction, for the payroll system of an employer that pays its workers directly.
+ * What an employer that runs payroll itself (policy `payday_payout` EMPLOYER) must deduct from each paycheck on its
+ * payday and remit to the provider: per paycheck paid on the days asked, the deductions it carries. Its payday
+ * records that remittance in the ledger (employerPayday in src/ledger/movements.ts) with these same amounts. For an
+ * employer whose net pay this server routes (PROVIDER, the default: docs/operators/payroll-and-rails.md) payday
+ * deducts them itself and there is nothing to remit: the report refuses it, naming the field.
  *
  * Each deduction is one entry of this table, a column of every row and a part of its total: a later deduction
  * (an overpayment's recovery from the paycheck) is one more entry here, nothing else.
@@ -80,11 +81,23 @@ export async function remittanceReport(
   const organization = await db
     .selectFrom('organizations as o')
     .leftJoin('organization_policies as pol', 'pol.organization_id', 'o.id')
-    .select(['o.id', 'o.name', sql<string>`coalesce(pol.time_zone, 'America/New_York')`.as('time_zone')])
+    .select([
+      'o.id',
+      'o.name',
+      sql<string>`coalesce(pol.time_zone, 'America/New_York')`.as('time_zone'),
+      sql<string>`coalesce(pol.payday_payout, 'PROVIDER')`.as('payday_payout'),
+    ])
     .where('o.id', '=', organizationId)
     .executeTakeFirst();
   if (!organization)
     throw new InputRefusedError(`No organization has the id ${organizationId}.`, { field: 'organization' });
+  if (organization.payday_payout !== 'EMPLOYER')
+    throw new InputRefusedError(
+      `Organization ${organizationId} has payday_payout ${organization.payday_payout}: this server pays its net ` +
+        'pay on payday and deducts the advances itself, so it remits nothing. The report serves employers whose ' +
+        'payday_payout is EMPLOYER.',
+      { field: 'organization' },
+    );
   const zone = organization.time_zone;
   const local = (column: RawBuilder<unknown>) => sql`(${column} at time zone ${zone})::date`;
   const deductionColumns = sql.join(

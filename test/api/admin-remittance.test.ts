@@ -14,7 +14,11 @@ import { operatorApp } from '../helpers/operator.ts';
 test('the remittance of a payday: each paycheck with the advances it funded, failed ones left out', async (t) => {
   const { app, clock, call } = await operatorApp(t);
   const get = (url: string, accept?: string) => call('GET', url, undefined, accept);
-  const robin = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
+  const robin = await createPaidWorker(app, {
+    earnedMinor: 40_000,
+    now: FIXED_NOW,
+    policy: { payday_payout: 'EMPLOYER' },
+  });
   const sam = await createPaidWorker(app, {
     organizationId: robin.organizationId,
     earnedMinor: 40_000,

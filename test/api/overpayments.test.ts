@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { refreshAccessibleEarnings } from '../../src/money/earnings/accessible-refresh.ts';
@@ -149,20 +150,55 @@ test('an overpayment refuses transfers until resolved, then while recovered, and
     .executeTakeFirstOrThrow();
   assert.equal(person.overpayment_status, null);
   await books(app);
-  // An employer running payroll itself deducts, from each paycheck, advances up to its net pay and what it repays.
-  const remittance = await remittanceReport(db, worker.organizationId, '2026-03-01', '2026-04-30');
-  const deductions = new Map(remittance.lines.map((line) => [line.paycheck_id, line.deductions]));
-  assert.deepEqual(deductions.get(short!.id), {
-    advances_minor: short!.net_earnings_minor,
-    overpayment_recovered_minor: 0,
-  });
-  assert.equal(deductions.get(recovering!.id)?.overpayment_recovered_minor, 7500);
+  // This server paid the worker (payday_payout PROVIDER): the employer has nothing to remit.
+  await assert.rejects(
+    remittanceReport(db, worker.organizationId, '2026-03-01', '2026-04-30'),
+    /payday_payout/,
+  );
 
   clock.now = new Date('2026-03-31T12:00:00Z');
   await recordShift(app, worker.jobId, 40_000, clock.now, '2026-03-30');
   const allowed = await postTransfer(app, worker.token, advanceBody(worker));
   assert.equal(allowed.statusCode, 200, allowed.body);
   await books(app);
+});
+
+test('an employer that runs payroll itself: the overpayment is recorded as ever, and its recovery is remitted', async (t) => {
+  const { app, payroll, worker } = await overpaidWorker(t, {
+    payday_payout: 'EMPLOYER',
+    overpayment_default_resolution: 'NEXT_PAYCHECK',
+  });
+  const { db } = app.database;
+  const [short] = await paychecksOfJob(app, worker.jobId);
+  assert.equal(short!.status, 'DEPOSITED');
+  assert.equal(short!.payout_minor, 0, 'the employer pays nothing: advances took more than net pay');
+  const [overpayment] = (await worker.api.get(`/rest/people/${worker.personId}/overpayments`)).json().data;
+  assert.equal(overpayment.attributes.amount_minor, 7500);
+  assert.equal(overpayment.attributes.status, 'RECOVERING');
+  await recordShift(app, worker.jobId, 40_000, new Date('2026-03-17T12:00:00Z'), '2026-03-16');
+  await payroll(SECOND_PAYDAY);
+  const [, recovering] = await paychecksOfJob(app, worker.jobId);
+  assert.equal(recovering!.status, 'DEPOSITED');
+  assert.equal(recovering!.overpayment_recovered_minor, 7500);
+  assert.equal(recovering!.payout_minor, 30_000 - 7500, 'what the employer pays the worker itself');
+  await books(app);
+  // The employer deducts, from each paycheck, advances up to its net pay and what it repays, and remits them: the
+  // ledger's remittance (provider funding) is the report's deduction.
+  const remittance = await remittanceReport(db, worker.organizationId, '2026-03-01', '2026-04-30');
+  const deductions = new Map(remittance.lines.map((line) => [line.paycheck_id, line.deductions]));
+  assert.deepEqual(deductions.get(short!.id), {
+    advances_minor: short!.net_earnings_minor,
+    overpayment_recovered_minor: 0,
+  });
+  assert.deepEqual(deductions.get(recovering!.id), { advances_minor: 0, overpayment_recovered_minor: 7500 });
+  const { rows } = await sql<{ paycheck_id: string; amount: string }>`select p.paycheck_id,
+      sum(e.amount_minor) as amount
+    from ledger_postings p join ledger_entries e on e.posting_id = p.id
+      join ledger_accounts a on a.id = e.ledger_account_id
+    where p.kind = 'EMPLOYER_PAYDAY' and a.kind = 'PROVIDER_FUNDING' group by p.paycheck_id`.execute(db);
+  const remitted = new Map(rows.map((row) => [row.paycheck_id, Number(row.amount)]));
+  for (const line of remittance.lines) assert.equal(remitted.get(line.paycheck_id), line.deduction_minor);
+  assert.equal(remittance.lines.length, 2);
 });
 
 test('installments spread the recovery over paychecks, never more than a payout has', async (t) => {

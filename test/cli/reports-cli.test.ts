@@ -110,6 +110,26 @@ test('ewa complaints: open, answer, close and list; a transition the status forb
     [row.state, row.from, row.to, row.complaints_opened, row.complaints_closed, row.advances],
     ['WI', '2026-01-01', '2026-12-31', '1', '1', '0'],
   );
+  // The employer's net pay is paid by this server (payday_payout PROVIDER, the default): it remits nothing.
+  const refused = await ewa(env, 'reports', 'remittance', '--org', organization, '--pay-date', '2026-03-20');
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /payday_payout PROVIDER/);
+  assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+  assert.equal(refused.stdout, '');
+  const badPayout = await ewa(env, 'orgs', 'set-policy', organization, '--payday-payout', 'SOMETIMES');
+  assert.equal(badPayout.code, 2, badPayout.stderr);
+  assert.match(badPayout.stderr, /payday.payout must be one of PROVIDER, EMPLOYER/);
+  const employer = await ewa(
+    env,
+    'orgs',
+    'set-policy',
+    organization,
+    '--payday-payout',
+    'EMPLOYER',
+    '--json',
+  );
+  assert.equal(employer.code, 0, employer.stderr);
+  assert.equal(employer.json().policy.payday_payout, 'EMPLOYER');
   const remittance = await ewa(
     env,
     'reports',

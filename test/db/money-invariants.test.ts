@@ -50,6 +50,7 @@ import {
   SANDBOX_FAILURE_AMOUNTS,
   SANDBOX_RETURN_AMOUNTS,
 } from '../../src/rails/sandbox-rail.ts';
+import { remittanceReport } from '../../src/reports/remittance-report.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';
 import { createPaidWorker, postTransfer } from '../helpers/money.ts';
@@ -104,6 +105,8 @@ interface Policy {
   overpayment_write_off_after_periods: number;
   overpayment_write_off_delinquent: boolean;
 }
+
+type PaydayPayout = 'PROVIDER' | 'EMPLOYER';
 
 interface WorkerSpec {
   organization: number;
@@ -194,6 +197,8 @@ interface Scenario {
   policies: Policy[];
   workers: WorkerSpec[];
   steps: Step[];
+  /** Who pays each organization's net pay on payday (policies[i]), PROVIDER when absent. */
+  paydayPayouts: PaydayPayout[];
 }
 
 // ---------------------------------------------------------------------------------------------------- generators
@@ -477,6 +482,11 @@ function scenarioArbOf(step: fc.Arbitrary<Step>): fc.Arbitrary<Scenario> {
     policies: fc.array(policyArb, { minLength: 1, maxLength: 3 }),
     workers: fc.array(workerArb, { minLength: 1, maxLength: 4 }),
     steps: fc.array(step, { minLength: 1, maxLength: MAX_STEPS, size: 'max' }),
+    // Drawn last, so that the scenarios of a seed keep what they drew before employers ran payroll themselves.
+    paydayPayouts: fc.array(fc.constantFrom<PaydayPayout>('PROVIDER', 'PROVIDER', 'EMPLOYER'), {
+      minLength: 3,
+      maxLength: 3,
+    }),
   });
 }
 
@@ -666,8 +676,12 @@ async function setUp(
   clock.now = new Date(FIRST_START + scenario.startMinutes * MINUTE_MS);
   const db = app.database.db;
   const organizationIds: string[] = [];
-  for (const policy of scenario.policies)
-    organizationIds.push(await createOrganization(app, { policy: { ...policy } }));
+  for (const [index, policy] of scenario.policies.entries())
+    organizationIds.push(
+      await createOrganization(app, {
+        policy: { ...policy, payday_payout: scenario.paydayPayouts[index] ?? 'PROVIDER' },
+      }),
+    );
   const run: Run = {
     tally,
     app,
@@ -1701,6 +1715,8 @@ interface PayrollCandidate {
   deposit_expected_at: Date;
   pending: boolean;
   payout_account_id: string | null;
+  organization_id: string;
+  payday_payout: PaydayPayout;
 }
 
 async function estimatedPaychecks(run: Run) {
@@ -1728,15 +1744,19 @@ async function runPayday(
       p.total_debited_minor, p.deposit_expected_at,
       exists (select 1 from funding_sources f join transfers t on t.id = f.transfer_id
         where f.paycheck_id = p.id and f.stage = 'ESTIMATED' and t.status = 'PENDING') as pending,
-      coalesce(dep.id, card.id) as payout_account_id
+      coalesce(dep.id, card.id) as payout_account_id, j.organization_id, op.payday_payout
     from paychecks p join jobs j on j.id = p.job_id
+      join organization_policies op on op.organization_id = j.organization_id
       left join accounts dep on dep.id = j.direct_deposit_default_depository_id and dep.deleted_at is null
       left join accounts card on card.id = j.direct_deposit_default_card_id and card.deleted_at is null
     where p.status in ('ESTIMATED', 'PROCESSING')`.execute(run.db);
   const candidates = all.filter(
     (p) => p.status === 'PROCESSING' || periodEndOf(run, p) <= run.clock.now.getTime(),
   );
-  const payable = candidates.filter((c) => !c.pending && c.payout_account_id !== null);
+  // An employer that runs payroll itself pays its workers: no default account needed.
+  const waits = (c: PayrollCandidate) =>
+    c.pending || (c.payday_payout === 'PROVIDER' && c.payout_account_id === null);
+  const payable = candidates.filter((c) => !waits(c));
   const expected = {
     closed: candidates.filter((c) => c.status === 'ESTIMATED').length,
     paid: payable.length,
@@ -1749,7 +1769,8 @@ async function runPayday(
   const { rows: unsent } = await sql<{ n: number }>`select count(*)::integer as n from outbox o
     join paychecks p on p.id = o.subject_id where p.payout_rail_reference is null`.execute(run.db);
   const { rows: paying } = await sql<{ n: number }>`select count(*)::integer as n from paychecks
-    where id = any(${payable.map((c) => c.id)}::uuid[]) and payout_minor > 0`.execute(run.db);
+    where id = any(${payable.filter((c) => c.payday_payout === 'PROVIDER').map((c) => c.id)}::uuid[])
+      and payout_minor > 0`.execute(run.db);
   assert.equal(unsent[0]?.n, paying[0]?.n, 'each payout is an instruction in the outbox, not yet sent');
   await run.core.outbox.dispatchDue(run.clock.now);
   for (const candidate of candidates) {
@@ -1765,7 +1786,7 @@ async function runPayday(
       where id = ${candidate.id}::uuid`.execute(run.db);
     const row = rows[0];
     assert.ok(row);
-    if (candidate.pending || candidate.payout_account_id === null) {
+    if (waits(candidate)) {
       assert.equal(row.status, 'PROCESSING');
       assert.equal(row.payout_held_reason, candidate.pending ? 'PENDING_ADVANCES' : 'NO_DEFAULT_ACCOUNT');
       continue;
@@ -1774,15 +1795,25 @@ async function runPayday(
     const payout = Math.max(0, candidate.net_earnings_minor - candidate.total_debited_minor);
     assert.ok(row.overpayment_recovered_minor <= payout, 'a recovery never exceeds the payout');
     assert.equal(row.payout_minor, payout - row.overpayment_recovered_minor);
+    assert.equal(row.payout_held_reason, null);
+    if (candidate.payday_payout === 'EMPLOYER') {
+      // Settled by the employer's remittance: nothing of it goes through the rail.
+      count(run, 'payroll.by-employer');
+      assert.equal(row.status, 'DEPOSITED', `paycheck ${candidate.id}`);
+      assert.equal(row.payout_account_id, null);
+      continue;
+    }
     assert.equal(row.status, row.payout_minor === 0 ? 'DEPOSITED' : 'IN_TRANSIT', `paycheck ${candidate.id}`);
     assert.equal(row.payout_account_id, candidate.payout_account_id);
-    assert.equal(row.payout_held_reason, null);
     if ((row.payout_minor ?? 0) > 0) {
       const settleAfter = new Date(row.payout_settle_after as Date).getTime();
       assert.ok(settleAfter >= new Date(candidate.deposit_expected_at).getTime(), 'not paid before payday');
       assert.ok(settleAfter > run.clock.now.getTime(), 'the rail takes time');
     }
   }
+  await remittanceMatchesLedger(run, [
+    ...new Set(payable.filter((c) => c.payday_payout === 'EMPLOYER').map((c) => c.organization_id)),
+  ]);
   if (step.twice) {
     const again = await run.core.payroll(run.clock.now);
     run.trace.push(`  → again ${JSON.stringify(again)}`);
@@ -1791,6 +1822,31 @@ async function runPayday(
       { closed: 0, paid: 0, held: expected.held },
       'a second payroll pays nothing twice',
     );
+  }
+}
+
+/**
+ * What each employer that runs payroll itself remitted on its paydays, by the ledger (the provider funding debited by
+ * EMPLOYER_PAYDAY), is what its remittance report lists for those paychecks, paycheck by paycheck.
+ */
+async function remittanceMatchesLedger(run: Run, organizationIds: readonly string[]): Promise<void> {
+  for (const organizationId of organizationIds) {
+    const { rows } = await sql<{ paycheck_id: string; amount: string }>`select p.paycheck_id,
+        sum(case when e.direction = 'DEBIT' then e.amount_minor else -e.amount_minor end) as amount
+      from ledger_postings p join ledger_entries e on e.posting_id = p.id
+        join ledger_accounts a on a.id = e.ledger_account_id
+      where p.kind = 'EMPLOYER_PAYDAY' and a.kind = 'PROVIDER_FUNDING' and a.organization_id = ${organizationId}::uuid
+      group by p.paycheck_id`.execute(run.db);
+    const remitted = new Map(rows.map((row) => [row.paycheck_id, Number(row.amount)]));
+    const report = await remittanceReport(run.db, organizationId, '2000-01-01', '2100-12-31');
+    const listed = new Map(
+      report.lines
+        .filter((line) => remitted.has(line.paycheck_id))
+        .map((l) => [l.paycheck_id, l.deduction_minor]),
+    );
+    // Net pay below zero carries no deduction: the employer is owed it back (a remittance below zero).
+    for (const [paycheckId, amount] of remitted)
+      assert.equal(listed.get(paycheckId) ?? 0, Math.max(0, amount), `remittance of paycheck ${paycheckId}`);
   }
 }
 

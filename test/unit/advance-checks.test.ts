@@ -38,6 +38,7 @@ const POLICY: OrganizationPolicy = {
   overpaymentInstallments: 2,
   overpaymentWriteOffAfterPeriods: 6,
   overpaymentWriteOffDelinquent: false,
+  paydayPayout: 'PROVIDER',
 };
 
 function terms(overrides: Partial<JobTerms> = {}): JobTerms {

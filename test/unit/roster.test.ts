@@ -190,6 +190,7 @@ test('a policy change is checked value by value, then as a whole', () => {
     overpaymentInstallments: 2,
     overpaymentWriteOffAfterPeriods: 6,
     overpaymentWriteOffDelinquent: false,
+    paydayPayout: 'PROVIDER',
   };
   assert.deepEqual(applyPolicyChange(policy, { accessRateBp: 0, feeCardInstantMinor: null }), {
     ...policy,
