@@ -12,7 +12,7 @@ import { payrollScenario } from './money-payroll.ts';
 import { readsScenario } from './reads.ts';
 import { appendNote, withSteal, writeSection } from './report.ts';
 import { cardTokens, roster } from './resources.ts';
-import { startServer } from './server-process.ts';
+import { startServer, takeServerPeaks } from './server-process.ts';
 import { webhooksScenario } from './webhooks.ts';
 
 /**
@@ -369,10 +369,17 @@ const SCENARIOS: Record<string, () => Promise<void> | void> = {
 for (const scenario of scenarios) {
   const run = SCENARIOS[scenario];
   if (run) {
+    takeServerPeaks();
     const { stealNote } = await withSteal(run);
     if (stealNote) {
       appendNote(scenario, stealNote);
       console.log(stealNote);
+    }
+    const peaks = takeServerPeaks();
+    if (peaks.length > 0) {
+      const note = `Peak resident set of each \`ewa serve\` process this scenario started (VmHWM), largest first: ${peaks.map((mb) => `${mb} MB`).join(', ')} (goal ≤ 200 MB each).`;
+      appendNote(scenario, note);
+      console.log(note);
     }
   } else {
     console.error(`unknown scenario "${scenario}"; the scenarios are ${Object.keys(SCENARIOS).join(', ')}`);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/free-port.ts';
+import { peakRssMb } from './peak-rss.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
 
@@ -12,6 +13,17 @@ export interface ServerProcess {
   /** Milliseconds from spawn to the first answer from /rest/health (401 without a token). */
   readyMs: number;
   stop(): Promise<void>;
+}
+
+/** Peak resident sets (MB) of every process of each server stopped since the last takeServerPeaks(). */
+const stoppedPeaks: number[][] = [];
+
+/** The peak resident set of each process of each server stopped since the last call, largest first. */
+export function takeServerPeaks(): number[] {
+  return stoppedPeaks
+    .splice(0)
+    .flat()
+    .sort((a, b) => b - a);
 }
 
 /**
@@ -76,6 +88,8 @@ export async function startServer(
     paymentsUrl: `http://127.0.0.1:${payments}`,
     readyMs,
     async stop() {
+      // Read while they run: VmHWM is each process's peak since it started, the primary's and each worker's.
+      if (child.exitCode === null) stoppedPeaks.push(peakRssMb(child.pid ?? -1));
       child.kill('SIGTERM');
       await exited;
     },

@@ -79,6 +79,8 @@ export interface Config {
    */
   readonly drainDelayMs: number;
   readonly workers: WorkersConfig;
+  /** The V8 heap flags `ewa serve` runs its processes with (src/cli/heap-flags.ts). */
+  readonly heap: HeapConfig;
   /** Redis, when set: rate limits shared by every process and host (src/platform/shared-store.ts). */
   readonly redisUrl: string | undefined;
   readonly http: HttpLimits;
@@ -118,6 +120,18 @@ export interface WorkersConfig {
   readonly count: number;
   /** Whether EWA_WORKERS set the count (the embedded database refuses more than 1 only when asked for it). */
   readonly explicit: boolean;
+}
+
+/**
+ * How each `ewa serve` process sizes V8's heap: left to itself, V8 sizes it for the machine's memory and let a
+ * worker's young generation reach 128 MB and its old one three times its live data under the reads benchmark
+ * (docs/design/performance.md#memory).
+ */
+export interface HeapConfig {
+  /** `--max-semi-space-size` in MB (the young generation is two of them); 0 leaves V8's default. */
+  readonly semiSpaceMb: number;
+  /** `--heap-growing-percent`: the old generation grows this much over its live data before a full collection; 0 leaves V8's default. */
+  readonly growingPercent: number;
 }
 
 /** Where GET /metrics is served: a listener of its own, never one of the public three. */
@@ -321,6 +335,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: read.integer('EWA_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     drainDelayMs: read.integer('EWA_DRAIN_DELAY_MS', 0, 0, 600_000),
     workers: workersConfig(read, database),
+    heap: heapConfig(read),
     redisUrl: read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']),
     http,
     loadShedding: {
@@ -476,6 +491,18 @@ function workersConfig(read: EnvReader, database: DatabaseConfig): WorkersConfig
     return { count: explicit, explicit: true };
   }
   return { count: database.kind === 'postgres' ? availableParallelism() : 1, explicit: false };
+}
+
+/** Read on its own by `ewa serve` before anything else loads, to start its process with these flags. */
+export function heapConfigOf(env: Env): HeapConfig {
+  return heapConfig(new EnvReader(env));
+}
+
+function heapConfig(read: EnvReader): HeapConfig {
+  return {
+    semiSpaceMb: read.integer('EWA_V8_SEMI_SPACE_MB', 8, 0, 1024),
+    growingPercent: read.integer('EWA_V8_HEAP_GROWING_PERCENT', 20, 0, 1000),
+  };
 }
 
 /** More than one worker needs PostgreSQL: the embedded database's data directory belongs to one process. */

@@ -1,5 +1,7 @@
 import { enableCompileCache } from 'node:module';
 
+// A server process starts again at once with the V8 heap flags it lacks (EWA_V8_SEMI_SPACE_MB, …), before it loads anything.
+if (process.argv[2] === 'serve') (await import('./cli/heap-flags.ts')).restartWithHeapFlags(process.env);
 // Later starts reuse the compiled code of the server and its dependencies (Node's on-disk compile cache).
 enableCompileCache();
 const argv = process.argv.slice(2);

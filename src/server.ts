@@ -31,7 +31,6 @@ import { Metrics } from './platform/metrics.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { probeRoutes } from './platform/probe-routes.ts';
 import { Readiness } from './platform/readiness.ts';
-import { connectRedis } from './platform/redis.ts';
 import { requestIdOf } from './platform/request-id.ts';
 import { lazyRequestLogger } from './platform/request-logger.ts';
 import { restCorsPlugin } from './platform/rest-cors.ts';
@@ -137,7 +136,10 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     ...fastifyOptions(config, deps, 'api'),
     ...edgeErrorOptions({ mediaType: JSON_API_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, api.log) : undefined;
+  // Loaded only when used: ioredis is a few MB of every process's heap (docs/design/performance.md#memory).
+  const redis = config.redisUrl
+    ? await (await import('./platform/redis.ts')).connectRedis(config.redisUrl, api.log)
+    : undefined;
   const cardTokens = {
     tokenizer: CardTokenizer.create(config, cardTokenKeys, now),
     cors: new CorsPolicy(config.cards.corsOrigins),

@@ -167,6 +167,16 @@ test('ewa serve --workers 2 on PostgreSQL: both serve, limits, revocations and t
     );
   });
 
+  await t.test(
+    'the primary, started again in place, and each worker run with the heap flags (EWA_V8_*)',
+    () => {
+      for (const pid of [primaryPid, ...workers]) {
+        const args = execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' });
+        assert.match(args, /--max-semi-space-size=8 --heap-growing-percent=20 /, `process ${pid}: ${args}`);
+      }
+    },
+  );
+
   await t.test('a card token limit per address is counted once across the workers (Redis)', async (st) => {
     if (!withRedis) {
       st.skip(`needs Redis at ${TEST_REDIS_URL} (set EWA_TEST_REDIS_URL)`);

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { missingHeapFlags } from '../../src/cli/heap-flags.ts';
+import { ConfigError, heapConfigOf, loadConfig } from '../../src/config.ts';
+
+test('ewa serve sizes the heap by default: semi-spaces of 8 MB, the old generation 20 % over its live data', () => {
+  const heap = loadConfig({}).heap;
+  assert.deepEqual(heap, { semiSpaceMb: 8, growingPercent: 20 });
+  assert.deepEqual(missingHeapFlags(heap, [], ''), ['--max-semi-space-size=8', '--heap-growing-percent=20']);
+});
+
+test('0 leaves V8 its own sizing, and a flag the process already has (command line or NODE_OPTIONS) wins', () => {
+  const heap = heapConfigOf({ EWA_V8_SEMI_SPACE_MB: '0', EWA_V8_HEAP_GROWING_PERCENT: '50' });
+  assert.deepEqual(missingHeapFlags(heap, [], ''), ['--heap-growing-percent=50']);
+  const defaults = heapConfigOf({});
+  assert.deepEqual(missingHeapFlags(defaults, ['--max-semi-space-size=32'], ''), [
+    '--heap-growing-percent=20',
+  ]);
+  assert.deepEqual(missingHeapFlags(defaults, ['--heap_growing_percent=5'], '--max_semi_space_size=16'), []);
+  assert.deepEqual(
+    missingHeapFlags(defaults, ['--max-semi-space-size=8', '--heap-growing-percent=20'], ''),
+    [],
+  );
+});
+
+test('a value out of range names its variable', () => {
+  assert.throws(
+    () => heapConfigOf({ EWA_V8_SEMI_SPACE_MB: '8MB' }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /EWA_V8_SEMI_SPACE_MB must be a whole number from 0 to 1024/);
+      return true;
+    },
+  );
+  assert.throws(() => loadConfig({ EWA_V8_HEAP_GROWING_PERCENT: '-1' }), /EWA_V8_HEAP_GROWING_PERCENT/);
+});
