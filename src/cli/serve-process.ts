@@ -92,10 +92,11 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
         });
     });
   }
+  // The REST listener opens last: once it answers, the other two listen too (health checks and scripts probe it).
   const listeners = [
-    [servers.api, config.api.port, 'EWA_API_PORT'],
     [servers.auth, config.auth.port, 'EWA_AUTH_PORT'],
     [servers.payments, config.payments.port, 'EWA_PAYMENTS_PORT'],
+    [servers.api, config.api.port, 'EWA_API_PORT'],
   ] as const;
   for (const [app, port, variable] of listeners) {
     try {

@@ -82,7 +82,8 @@ test('migration 0020 backfills the balances of a database that already has entri
       (${posting}::uuid, ${to}::uuid, 'CREDIT', ${amount}, 'USD')`.execute(db);
   }
 
-  assert.deepEqual(await migrate(database.db), ['0020_kept_balances']);
+  // 0020 is applied first, then whatever came after it.
+  assert.equal((await migrate(database.db))[0], '0020_kept_balances');
   const rows = await db
     .selectFrom('ledger_accounts')
     .select(['id', 'balance_minor'])
