@@ -254,22 +254,26 @@ async function payBatch(
     const recovered = overpayments.recovered.get(row.id) ?? 0;
     const payout = (payoutBefore.get(row.id) ?? 0) - recovered;
     if (untaken < 0 || payout < 0) throw new Error(`paycheck ${row.id} took more than it made accessible`);
+    // What both paydays move: the untaken share out of the earnings balance, through the paycheck's clearing.
+    const paycheck = {
+      paycheckId: row.id,
+      earningsBalance: row.earnings_balance_account_id
+        ? balances.get(row.earnings_balance_account_id)
+        : undefined,
+      paycheckClearing: clearing.get(row.id) ?? '',
+      untakenMinor: untaken,
+      system: accounts,
+      currency: row.currency,
+      at: now,
+    };
     if (row.payday_payout === 'EMPLOYER') {
       movements.push(
         employerPayday({
-          paycheckId: row.id,
-          earningsBalance: row.earnings_balance_account_id
-            ? balances.get(row.earnings_balance_account_id)
-            : undefined,
-          paycheckClearing: clearing.get(row.id) ?? '',
-          untakenMinor: untaken,
+          ...paycheck,
           paidByEmployerMinor: payout,
           // Advances up to net pay, and recovery: the remittance report's line (src/reports/remittance-report.ts).
           // Below zero only for net pay below zero, which carries no deduction: the employer is owed it back.
           remittedMinor: row.net_earnings_minor - payout,
-          system: accounts,
-          currency: row.currency,
-          at: now,
         }),
       );
       payouts.push({ id: row.id, payout, recovered, byEmployer: true });
@@ -277,20 +281,7 @@ async function payBatch(
     }
     const destination = row.payout_type ?? 'DEPOSITORY';
     movements.push(
-      payday({
-        paycheckId: row.id,
-        earningsBalance: row.earnings_balance_account_id
-          ? balances.get(row.earnings_balance_account_id)
-          : undefined,
-        paycheckClearing: clearing.get(row.id) ?? '',
-        untakenMinor: untaken,
-        payoutMinor: payout,
-        netMinor: row.net_earnings_minor,
-        destination,
-        system: accounts,
-        currency: row.currency,
-        at: now,
-      }),
+      payday({ ...paycheck, payoutMinor: payout, netMinor: row.net_earnings_minor, destination }),
     );
     payouts.push({ id: row.id, payout, recovered, byEmployer: false });
     if (payout === 0) continue;
