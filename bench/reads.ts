@@ -84,12 +84,18 @@ function readLoad(
   });
 }
 
-/** Starts bench/fixed-json-server.ts with this body; its URL and how to stop it. */
+/**
+ * Starts a reference server of bench/ (fixed-json-server.ts, one-query-server.ts) with these arguments; its URL and
+ * how to stop it.
+ */
 async function startCeiling(
-  bodyFile: string,
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
 ): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'fixed-json-server.ts'), bodyFile], {
+  const child = spawn(process.execPath, [join(import.meta.dirname, script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
@@ -99,7 +105,7 @@ async function startCeiling(
       const ready = /ready (\d+)/.exec(text);
       if (ready) resolve(Number(ready[1]));
     });
-    child.once('exit', () => reject(new Error('the fixed-JSON server exited before it was ready')));
+    child.once('exit', () => reject(new Error(`${script} exited before it was ready`)));
   });
   return {
     url: `http://127.0.0.1:${port}`,
@@ -109,6 +115,22 @@ async function startCeiling(
       await exited;
     },
   };
+}
+
+/** Warms a reference server up, measures it, and stops it. */
+async function measureReference(
+  starting: ReturnType<typeof startCeiling>,
+  paths: readonly string[],
+  authorizations: readonly string[],
+  seconds: number,
+): Promise<Result> {
+  const reference = await starting;
+  try {
+    await readLoad(reference.url, paths, authorizations, WARM_UP_SECONDS);
+    return await readLoad(reference.url, paths, authorizations, seconds);
+  } finally {
+    await reference.stop();
+  }
 }
 
 /** A few advances per worker through the API, some lanes at once, so that the reads have history to show. */
@@ -145,6 +167,10 @@ interface ReadRun {
   errors: number;
   ceilingPerSecond: number;
   ceilingP99: number;
+  /** bench/one-query-server.ts: node:http, one prepared select by primary key, the same body; both cores. */
+  oneQueryPerSecond: number;
+  oneQueryP99: number;
+  oneQueryNon2xx: number;
   share: CpuShare | undefined;
   bytes: number;
 }
@@ -185,6 +211,13 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
     });
     const tokens = await issueWorkerTokens(bench, workers);
     const authorizations = tokens.map((token) => `Bearer ${token}`);
+    const peopleFile = join(scratch, 'people.json');
+    writeFileSync(
+      peopleFile,
+      JSON.stringify(
+        Object.fromEntries(authorizations.map((header, index) => [header, workers[index]!.personId])),
+      ),
+    );
     const session = `${sessionNameOf(bench.schema)}-api`;
     const databaseUrl = new URL(bench.env.DATABASE_URL!);
     databaseUrl.searchParams.set('application_name', session);
@@ -212,14 +245,22 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
         const meter = startCpuShare(processTree(server.child.pid ?? -1), session);
         const result = await readLoad(server.baseUrl, paths, authorizations, options.seconds);
         const share = await meter.stop();
-        const ceiling = await startCeiling(bodyFile);
-        let ceilingResult: Result;
-        try {
-          await readLoad(ceiling.url, paths, authorizations, WARM_UP_SECONDS);
-          ceilingResult = await readLoad(ceiling.url, paths, authorizations, options.seconds);
-        } finally {
-          await ceiling.stop();
-        }
+        const ceilingResult = await measureReference(
+          startCeiling('fixed-json-server.ts', [bodyFile]),
+          paths,
+          authorizations,
+          options.seconds,
+        );
+        const oneQueryResult = await measureReference(
+          startCeiling(
+            'one-query-server.ts',
+            [bodyFile, peopleFile, String(workersPerServer), String(POOL_SIZE)],
+            { DATABASE_URL: serverEnv.DATABASE_URL, EWA_DB_SCHEMA: bench.schema },
+          ),
+          paths,
+          authorizations,
+          options.seconds,
+        );
         runs.push({
           label: read.label,
           perSecond: Math.round(result.requests.average),
@@ -229,6 +270,9 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
           errors: result.errors,
           ceilingPerSecond: Math.round(ceilingResult.requests.average),
           ceilingP99: ceilingResult.latency.p99,
+          oneQueryPerSecond: Math.round(oneQueryResult.requests.average),
+          oneQueryP99: oneQueryResult.latency.p99,
+          oneQueryNon2xx: oneQueryResult.non2xx + oneQueryResult.errors,
           share,
           bytes: body.length,
         });
@@ -268,12 +312,19 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
     `earnings balance). ${options.workers.toLocaleString('en-US')} workers, one shift and ${ADVANCES_EACH} advances each.`,
     'Goal (issue 22): ≥ 30 % of the ceiling with p99 < 25 ms, using both cores.',
     '',
-    '| read | requests/s | p50 | p99 | non-2xx / errors | ceiling requests/s (p99) | share of the ceiling | bytes | CPU: server / PostgreSQL / autocannon / other / steal / idle |',
-    '|---|---|---|---|---|---|---|---|---|',
+    'A second reference follows the ceiling: the least a read that asks the database must do. bench/one-query-server.ts',
+    `is \`node:http\` and node-postgres alone, ${workersPerServer === 1 ? 'one process' : `${workersPerServer} processes (node:cluster)`} with ${POOL_SIZE} connections each as the server has;`,
+    'each request finds its worker by the Authorization header in a table made before the run, makes one prepared',
+    'select by primary key, and answers the same fixed body. No token check, no framework, no JSON built.',
+    '',
+    '| read | requests/s | p50 | p99 | non-2xx / errors | ceiling requests/s (p99) | share of the ceiling | one query requests/s (p99) | share of one query | bytes | CPU: server / PostgreSQL / autocannon / other / steal / idle |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...runs.map(
       (run) =>
-        `| ${run.label} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} / ${run.errors} | ${run.ceilingPerSecond} (${run.ceilingP99} ms) | ${percent(run.perSecond, run.ceilingPerSecond)} | ${run.bytes} | ${formatShare(run.share)} |`,
+        `| ${run.label} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} / ${run.errors} | ${run.ceilingPerSecond} (${run.ceilingP99} ms) | ${percent(run.perSecond, run.ceilingPerSecond)} | ${run.oneQueryPerSecond} (${run.oneQueryP99} ms)${run.oneQueryNon2xx > 0 ? ` ${run.oneQueryNon2xx} failed` : ''} | ${percent(run.perSecond, run.oneQueryPerSecond)} | ${run.bytes} | ${formatShare(run.share)} |`,
     ),
+    '',
+    `The one-query reference answered ${runs.map((run) => percent(run.oneQueryPerSecond, run.ceilingPerSecond)).join(', ')} of the ceiling (the reads in the order above): the most that a read making one round trip reaches here, with the server, PostgreSQL and autocannon sharing the machine's cores.`,
     '',
     'The CPU column is shares of the whole machine while each read was measured; "other" is what other programs took',
     'meanwhile: figures from different runs do not compare, ratios within a run do.',
