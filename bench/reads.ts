@@ -324,7 +324,7 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
         `| ${run.label} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} / ${run.errors} | ${run.ceilingPerSecond} (${run.ceilingP99} ms) | ${percent(run.perSecond, run.ceilingPerSecond)} | ${run.oneQueryPerSecond} (${run.oneQueryP99} ms)${run.oneQueryNon2xx > 0 ? ` ${run.oneQueryNon2xx} failed` : ''} | ${percent(run.perSecond, run.oneQueryPerSecond)} | ${run.bytes} | ${formatShare(run.share)} |`,
     ),
     '',
-    `The one-query reference answered ${runs.map((run) => percent(run.oneQueryPerSecond, run.ceilingPerSecond)).join(', ')} of the ceiling (the reads in the order above): the most that a read making one round trip reaches here, with the server, PostgreSQL and autocannon sharing the machine's cores.`,
+    `The one-query reference answered ${runs.map((run) => percent(run.oneQueryPerSecond, run.ceilingPerSecond)).join(', ')} of the ceiling (the reads in the order above): what a Node server that makes one round trip a read, and does nothing else, reached here, with it, PostgreSQL and autocannon sharing the machine's two cores.`,
     '',
     'The CPU column is shares of the whole machine while each read was measured; "other" is what other programs took',
     'meanwhile: figures from different runs do not compare, ratios within a run do.',
