@@ -132,6 +132,11 @@ export interface HeapConfig {
   readonly semiSpaceMb: number;
   /** `--heap-growing-percent`: the old generation grows this much over its live data before a full collection; 0 leaves V8's default. */
   readonly growingPercent: number;
+  /**
+   * `--liftoff-only`: WebAssembly is compiled by V8's baseline compiler alone. The embedded database is a large
+   * WebAssembly module, and optimizing it took about 500 MB for a moment after it opened, for little speed.
+   */
+  readonly wasmLiftoffOnly: boolean;
 }
 
 /** Where GET /metrics is served: a listener of its own, never one of the public three. */
@@ -502,6 +507,7 @@ function heapConfig(read: EnvReader): HeapConfig {
   return {
     semiSpaceMb: read.integer('EWA_V8_SEMI_SPACE_MB', 8, 0, 1024),
     growingPercent: read.integer('EWA_V8_HEAP_GROWING_PERCENT', 20, 0, 1000),
+    wasmLiftoffOnly: read.boolean('EWA_V8_WASM_LIFTOFF_ONLY', read.string('DATABASE_URL', '') === ''),
   };
 }
 

@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, type HeapConfig, heapConfigOf } from '../config.ts';
 
-/** The heap flags of `heap` a process was not started with: flags on its command line or in NODE_OPTIONS win. */
+/** The V8 flags of `heap` a process was not started with: flags on its command line or in NODE_OPTIONS win. */
 export function missingHeapFlags(
   heap: HeapConfig,
   execArgv: readonly string[],
@@ -15,9 +15,12 @@ export function missingHeapFlags(
     ['--max-semi-space-size', heap.semiSpaceMb],
     ['--heap-growing-percent', heap.growingPercent],
   ];
-  return wanted
+  const flags = wanted
     .filter(([name, value]) => value > 0 && !given.has(name))
     .map(([name, value]) => `${name}=${value}`);
+  if (heap.wasmLiftoffOnly && !given.has('--liftoff-only') && !given.has('--no-liftoff-only'))
+    flags.push('--liftoff-only');
+  return flags;
 }
 
 /**

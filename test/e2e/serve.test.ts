@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +70,12 @@ test('npm start path: first start creates the database, seeds, serves three list
     assert.ok(output.includes(url), url);
   assert.match(output, /Press Ctrl\+C to stop/);
   assert.ok(existsSync(join(dataDir, 'pgdata')), 'the embedded database lives in the data directory');
+  if (process.platform === 'linux') {
+    // Started again in place with the V8 flags; on the embedded database, its WebAssembly is never optimized.
+    const args = readFileSync(`/proc/${running.child.pid}/cmdline`, 'utf8').split('\0');
+    assert.ok(args.includes('--liftoff-only'), args.join(' '));
+    assert.ok(args.includes('--max-semi-space-size=8'), args.join(' '));
+  }
   assert.equal((await fetch(`${env.EWA_AUTH_URL}/anything`)).status, 404);
 
   // The README tour: a token for the demo client, then the health check with it.
