@@ -204,30 +204,40 @@ export function advanceReturned(
   };
 }
 
+/** What either payday of a paycheck starts from. */
+interface PaydayOf {
+  paycheckId: string;
+  earningsBalance: string | undefined;
+  paycheckClearing: string;
+  /** What was still accessible of the period: it leaves the earnings balance, which returns to zero. */
+  untakenMinor: number;
+  system: SystemAccounts;
+  currency: Currency;
+  at: Date;
+}
+
+/** Both paydays begin alike: what is still accessible leaves the earnings balance for the paycheck's clearing. */
+function untakenLeavesBalance(input: PaydayOf): EntryLine[] {
+  return [
+    line(input.earningsBalance ?? '', 'DEBIT', input.untakenMinor, input.currency),
+    line(input.paycheckClearing, 'CREDIT', input.untakenMinor, input.currency),
+  ];
+}
+
 /**
  * Payday for one paycheck: what is still accessible leaves the earnings balance (which returns to zero for the
  * period), the employer funds net pay, and the remainder (net − advances) goes out to the worker's account.
  */
-export function payday(input: {
-  paycheckId: string;
-  earningsBalance: string | undefined;
-  paycheckClearing: string;
-  untakenMinor: number;
-  payoutMinor: number;
-  netMinor: number;
-  destination: 'DEPOSITORY' | 'CARD';
-  system: SystemAccounts;
-  currency: Currency;
-  at: Date;
-}): Movement {
+export function payday(
+  input: PaydayOf & { payoutMinor: number; netMinor: number; destination: 'DEPOSITORY' | 'CARD' },
+): Movement {
   const { system, currency, paycheckClearing } = input;
   return {
     kind: 'PAYDAY',
     paycheckId: input.paycheckId,
     postedAt: input.at,
     lines: [
-      line(input.earningsBalance ?? '', 'DEBIT', input.untakenMinor, currency),
-      line(paycheckClearing, 'CREDIT', input.untakenMinor, currency),
+      ...untakenLeavesBalance(input),
       line(paycheckClearing, 'DEBIT', input.payoutMinor, currency),
       line(externalOf(system, input.destination), 'CREDIT', input.payoutMinor, currency),
       signedLine(system.PROVIDER_FUNDING, 'DEBIT', input.netMinor, currency),
@@ -246,25 +256,16 @@ export function payday(input: {
  * zero (a correction of a paid period) remits below zero: the employer is owed it back, as on a provider's payday,
  * and the overpayment recorded with it recovers it from the worker's later paychecks.
  */
-export function employerPayday(input: {
-  paycheckId: string;
-  earningsBalance: string | undefined;
-  paycheckClearing: string;
-  untakenMinor: number;
-  paidByEmployerMinor: number;
-  remittedMinor: number;
-  system: SystemAccounts;
-  currency: Currency;
-  at: Date;
-}): Movement {
+export function employerPayday(
+  input: PaydayOf & { paidByEmployerMinor: number; remittedMinor: number },
+): Movement {
   const { system, currency, paycheckClearing } = input;
   return {
     kind: 'EMPLOYER_PAYDAY',
     paycheckId: input.paycheckId,
     postedAt: input.at,
     lines: [
-      line(input.earningsBalance ?? '', 'DEBIT', input.untakenMinor, currency),
-      line(paycheckClearing, 'CREDIT', input.untakenMinor, currency),
+      ...untakenLeavesBalance(input),
       line(paycheckClearing, 'DEBIT', input.paidByEmployerMinor, currency),
       line(system.EMPLOYER_PAYROLL_CLEARING, 'CREDIT', input.paidByEmployerMinor, currency),
       signedLine(system.PROVIDER_FUNDING, 'DEBIT', input.remittedMinor, currency),
