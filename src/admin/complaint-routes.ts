@@ -21,9 +21,10 @@ import { isUsState } from '../domain/us-states.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
+import { answerListPage } from '../platform/pagination.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { pointingAt } from './input-errors.ts';
-import { answerListPage, listRouteSchema } from './list-route.ts';
+import { listRouteSchema } from './list-route.ts';
 import { OPERATOR } from './schemas.ts';
 
 const tags = ['Operator'];

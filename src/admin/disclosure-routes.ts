@@ -12,10 +12,11 @@ import { isUsState } from '../domain/us-states.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
+import { answerListPage } from '../platform/pagination.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { DisclosureAttributes } from '../resources/disclosures/routes.ts';
 import { pointingAt } from './input-errors.ts';
-import { answerListPage, listRouteSchema } from './list-route.ts';
+import { listRouteSchema } from './list-route.ts';
 import { OPERATOR } from './schemas.ts';
 
 const tags = ['Operator'];

@@ -11,6 +11,7 @@ import {
   listOverpayments,
   OVERPAYMENT_LIST_ORDER,
 } from '../money/overpayments/overpayment-store.ts';
+import { answerListPage } from '../platform/pagination.ts';
 import { ResourceIdParam } from '../platform/resource-schemas.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import {
@@ -19,7 +20,7 @@ import {
   ResolutionAttributes,
   resolutionOf,
 } from '../resources/overpayments/routes.ts';
-import { answerListPage, listRouteSchema } from './list-route.ts';
+import { listRouteSchema } from './list-route.ts';
 import { OPERATOR } from './schemas.ts';
 
 const tags = ['Operator'];

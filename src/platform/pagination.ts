@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { ListOrder, Page } from '../db/keyset-page.ts';
+import { type ListOrder, PAGE_KEY, type Page } from '../db/keyset-page.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 
@@ -173,4 +173,28 @@ export function nextLink(link: PageLinkBase, size: number, cursor: string): stri
 /** The `links` member of a list answer: `{next}` when more items follow, none on the last page. */
 export function pageLinks(next: string | undefined): { links?: { next: string } } {
   return next === undefined ? {} : { links: { next } };
+}
+
+/** A row of a list as its store reads it: its id, and its sort key as text for the cursor. */
+type KeyedRow = { id: string; [PAGE_KEY]: string };
+
+/**
+ * The answer to a list request: the page its query asks for (a bad page parameter is refused before anything is
+ * read), read by `read` with one row more, each item given as `wire` makes it, and links.next while more follow.
+ */
+export async function answerListPage<Row extends KeyedRow, Item>(
+  request: { query: unknown; url: string },
+  list: { baseUrl: string; path: string; order: ListOrder },
+  read: (page: Page) => Promise<readonly Row[]>,
+  wire: (row: Row) => Item,
+): Promise<{ data: Item[]; links?: { next: string } }> {
+  const page = readPage(request.query as Record<string, unknown>, list.order);
+  const { items, next } = pageOf(
+    await read(page),
+    page,
+    list.order,
+    { baseUrl: list.baseUrl, path: list.path, requestUrl: request.url },
+    (row) => [row[PAGE_KEY], row.id],
+  );
+  return { data: items.map(wire), ...pageLinks(next) };
 }

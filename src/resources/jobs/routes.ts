@@ -6,13 +6,11 @@ import { isUuid } from '../../domain/uuid.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
+  answerListPage,
   PAGE_SIZE_MAX,
   PAGINATED,
-  pageLinks,
   pageLinksSchema,
-  pageOf,
   pageQueryProperties,
-  readPage,
 } from '../../platform/pagination.ts';
 import {
   bodyIdMustMatch,
@@ -148,16 +146,12 @@ export const jobRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () =>
         FILTERS,
         JOB_FILTER_FIELDS,
       );
-      const page = readPage(request.query as Record<string, unknown>, JOB_LIST_ORDER);
-      const rows = await findVisibleJobs(db, request.caller!, { query, page });
-      const { items, next } = pageOf(
-        rows,
-        page,
-        JOB_LIST_ORDER,
-        { baseUrl, path: '/rest/jobs', requestUrl: request.url },
-        (row) => [row.page_key, row.id],
+      return answerListPage(
+        request,
+        { baseUrl, path: '/rest/jobs', order: JOB_LIST_ORDER },
+        (page) => findVisibleJobs(db, request.caller!, { query, page }),
+        (row) => jobResource(baseUrl, row),
       );
-      return { data: items.map((row) => jobResource(baseUrl, row)), ...pageLinks(next) };
     },
   );
 

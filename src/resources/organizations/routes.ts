@@ -5,13 +5,11 @@ import { isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from '../../platform/filter-query.ts';
 import {
+  answerListPage,
   PAGE_SIZE_MAX,
   PAGINATED,
-  pageLinks,
   pageLinksSchema,
-  pageOf,
   pageQueryProperties,
-  readPage,
 } from '../../platform/pagination.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { organizationResource } from './serialize.ts';
@@ -68,22 +66,19 @@ export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }>
     },
     async (request) => {
       const { filter } = request.query as { filter?: string };
-      const page = readPage(request.query as Record<string, unknown>, ORGANIZATION_LIST_ORDER);
-      const rows = await findOrganizationsForClient(db, request.caller!.clientId, {
-        filter:
-          filter === undefined
-            ? undefined
-            : parseFilterQuery(filter, ORGANIZATION_FILTER_FIELDS, 'Organizations'),
-        page,
-      });
-      const { items, next } = pageOf(
-        rows,
-        page,
-        ORGANIZATION_LIST_ORDER,
-        { baseUrl, path: '/rest/organizations', requestUrl: request.url },
-        (row) => [row.page_key, row.id],
+      return answerListPage(
+        request,
+        { baseUrl, path: '/rest/organizations', order: ORGANIZATION_LIST_ORDER },
+        (page) =>
+          findOrganizationsForClient(db, request.caller!.clientId, {
+            filter:
+              filter === undefined
+                ? undefined
+                : parseFilterQuery(filter, ORGANIZATION_FILTER_FIELDS, 'Organizations'),
+            page,
+          }),
+        (row) => organizationResource(baseUrl, row),
       );
-      return { data: items.map((row) => organizationResource(baseUrl, row)), ...pageLinks(next) };
     },
   );
 

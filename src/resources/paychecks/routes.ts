@@ -6,13 +6,11 @@ import { paycheckOf } from '../../money/earnings/paychecks.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import {
+  answerListPage,
   PAGE_SIZE_MAX,
   PAGINATED,
-  pageLinks,
   pageLinksSchema,
-  pageOf,
   pageQueryProperties,
-  readPage,
 } from '../../platform/pagination.ts';
 import {
   OneOf,
@@ -108,16 +106,12 @@ export const paycheckRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = a
         FILTERS,
         PAYCHECK_FILTER_FIELDS,
       );
-      const page = readPage(request.query as Record<string, unknown>, PAYCHECK_LIST_ORDER);
-      const rows = await findVisiblePaychecks(db, request.caller!, { query, page });
-      const { items, next } = pageOf(
-        rows,
-        page,
-        PAYCHECK_LIST_ORDER,
-        { baseUrl, path: '/rest/paychecks', requestUrl: request.url },
-        (row) => [row.page_key, row.id],
+      return answerListPage(
+        request,
+        { baseUrl, path: '/rest/paychecks', order: PAYCHECK_LIST_ORDER },
+        (page) => findVisiblePaychecks(db, request.caller!, { query, page }),
+        (row) => paycheckResource(baseUrl, paycheckOf(row)),
       );
-      return { data: items.map((row) => paycheckResource(baseUrl, paycheckOf(row))), ...pageLinks(next) };
     },
   );
 
