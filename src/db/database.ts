@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
@@ -52,6 +52,8 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
   let pglite: PGlite;
   try {
+    // Imported here: a process on PostgreSQL never loads the embedded database's code (half a megabyte of it).
+    const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
     pglite = await PGlite.create(inMemory ? undefined : join(dataDir, 'pgdata'), {
       parsers: { [pgliteTypes.INT8]: parseBigint },
     });
