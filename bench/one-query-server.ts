@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import pg from 'pg';
 
 /**
- * The ceiling of a read that must ask the database once: node:http and node-postgres, nothing else. Each request's
+ * A reference for a read that asks the database once: node:http and node-postgres, nothing else. Each request's
  * Authorization header names a worker (the file of headers → person ids given); one prepared select by primary key
  * finds them, and the fixed body (the file given, a real document of the API) answers. As many processes
  * (node:cluster) and connections each as `ewa serve` is given. Prints "ready <port>".

@@ -88,7 +88,7 @@ function readLoad(
  * Starts a reference server of bench/ (fixed-json-server.ts, one-query-server.ts) with these arguments; its URL and
  * how to stop it.
  */
-async function startCeiling(
+async function startReference(
   script: string,
   args: readonly string[],
   env: Record<string, string> = {},
@@ -119,7 +119,7 @@ async function startCeiling(
 
 /** Warms a reference server up, measures it, and stops it. */
 async function measureReference(
-  starting: ReturnType<typeof startCeiling>,
+  starting: ReturnType<typeof startReference>,
   paths: readonly string[],
   authorizations: readonly string[],
   seconds: number,
@@ -246,13 +246,13 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
         const result = await readLoad(server.baseUrl, paths, authorizations, options.seconds);
         const share = await meter.stop();
         const ceilingResult = await measureReference(
-          startCeiling('fixed-json-server.ts', [bodyFile]),
+          startReference('fixed-json-server.ts', [bodyFile]),
           paths,
           authorizations,
           options.seconds,
         );
         const oneQueryResult = await measureReference(
-          startCeiling(
+          startReference(
             'one-query-server.ts',
             [bodyFile, peopleFile, String(workersPerServer), String(POOL_SIZE)],
             { DATABASE_URL: serverEnv.DATABASE_URL, EWA_DB_SCHEMA: bench.schema },
@@ -312,7 +312,7 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
     `earnings balance). ${options.workers.toLocaleString('en-US')} workers, one shift and ${ADVANCES_EACH} advances each.`,
     'Goal (issue 22): ≥ 30 % of the ceiling with p99 < 25 ms, using both cores.',
     '',
-    'A second reference follows the ceiling: the least a read that asks the database must do. bench/one-query-server.ts',
+    'A second reference follows the ceiling: a read that asks the database once and does nothing else. bench/one-query-server.ts',
     `is \`node:http\` and node-postgres alone, ${workersPerServer === 1 ? 'one process' : `${workersPerServer} processes (node:cluster)`} with ${POOL_SIZE} connections each as the server has;`,
     'each request finds its worker by the Authorization header in a table made before the run, makes one prepared',
     'select by primary key, and answers the same fixed body. No token check, no framework, no JSON built.',

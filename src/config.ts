@@ -123,9 +123,10 @@ export interface WorkersConfig {
 }
 
 /**
- * How each `ewa serve` process sizes V8's heap: left to itself, V8 sizes it for the machine's memory and let a
- * worker's young generation reach 128 MB and its old one three times its live data under the reads benchmark
- * (docs/design/performance.md#memory).
+ * The V8 flags each `ewa serve` process starts with (src/cli/heap-flags.ts). Left to itself, V8 sizes the heap for
+ * the machine's memory and let a worker's young generation reach 128 MB and its old one three times its live data
+ * under the reads benchmark, and optimized the embedded database's WebAssembly at a cost of about 500 MB for a
+ * moment (docs/design/performance.md#memory).
  */
 export interface HeapConfig {
   /** `--max-semi-space-size` in MB (the young generation is two of them); 0 leaves V8's default. */
