@@ -95,6 +95,11 @@ export function railPaymentHandler(rail: PaymentRail, ledger: SystemLedger): Out
 /**
  * Each payment's rail reference, when to ask for its outcome and when the rail took it, on its transfer or paycheck:
  * two statements. None of these columns is indexed, so a transfer's row is updated in place (migration 0011).
+ *
+ * Each row is found by primary key (`id = any`). The status is compared with IS NOT DISTINCT FROM, the same as `=`
+ * for a column that is never null, because `=` would imply the predicate of the partial indexes of every pending
+ * transfer (or paycheck in transit): a plan made while those looked small scanned all of one on every round of the
+ * outbox, and they grow with the day's advances.
  */
 async function recordAcceptances(
   tx: Tx,
@@ -103,15 +108,18 @@ async function recordAcceptances(
 ): Promise<void> {
   const advances = accepted.filter((a) => a.instruction.purpose === 'ADVANCE');
   const payouts = accepted.filter((a) => a.instruction.purpose === 'PAYCHECK');
+  const ids = (rows: typeof accepted) => sql`${rows.map((r) => r.instruction.reference)}::uuid[]`;
   const table = (rows: typeof accepted) =>
     sql`unnest(${rows.map((r) => r.instruction.reference)}::uuid[], ${rows.map((r) => r.railReference)}::text[],
       ${rows.map((r) => r.expectedSettleAt)}::timestamptz[]) as a(id, rail_reference, settle_after)`;
   if (advances.length > 0)
     await sql`update transfers t set rail_reference = a.rail_reference, settle_after = a.settle_after,
         rail_accepted_at = ${at.toISOString()}::timestamptz
-      from ${table(advances)} where t.id = a.id and t.status = 'PENDING'`.execute(tx);
+      from ${table(advances)} where t.id = any(${ids(advances)}) and t.id = a.id
+        and t.status is not distinct from 'PENDING'`.execute(tx);
   if (payouts.length > 0)
     await sql`update paychecks p set payout_rail_reference = a.rail_reference, payout_settle_after = a.settle_after,
         payout_rail_accepted_at = ${at.toISOString()}::timestamptz
-      from ${table(payouts)} where p.id = a.id and p.status = 'IN_TRANSIT'`.execute(tx);
+      from ${table(payouts)} where p.id = any(${ids(payouts)}) and p.id = a.id
+        and p.status is not distinct from 'IN_TRANSIT'`.execute(tx);
 }
