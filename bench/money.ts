@@ -23,6 +23,7 @@ import { profileRoundTrips, type RoundTripProfile } from './round-trips.ts';
 import { startServer } from './server-process.ts';
 import { formatSessionStates, sampleSessionStates } from './session-states.ts';
 import { advanceBody, transferLoad } from './transfer-load.ts';
+import { formatWal, type WalVolume, walPerUnit, walSoFar } from './wal-volume.ts';
 
 const CONNECTIONS = 64;
 const ADVANCE_MINOR = 1000;
@@ -49,6 +50,8 @@ interface ProcessRun {
   sessions: string;
   /** Transactions committed on the database per advance during the measured run (all sessions): group commit. */
   commitsPerAdvance: number;
+  /** Write-ahead log per advance over the measured run (the cluster's: background polls and vacuum included). */
+  wal: WalVolume;
   /** From an advance's decision (in its transaction) to the rail's acceptance being recorded, for the run's advances. */
   outboxLag: OutboxLag;
   refusals: string[];
@@ -134,6 +137,7 @@ async function measureProcesses(
     // Backends report their counts within a second of idling: the warm-up's are in once this second has passed.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const commitsBefore = await commitsSoFar();
+    const walBefore = await walSoFar();
     const measuredFrom = new Date();
     const measured = await transferLoad(urls, workers, tokens, { ...load, seconds });
     const measuredTo = new Date();
@@ -142,6 +146,7 @@ async function measureProcesses(
     // Requests still running when autocannon hung up finish before the servers stop, so that each leaves its answer.
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const commits = (await commitsSoFar()) - commitsBefore;
+    const wal = walPerUnit(walBefore, await walSoFar(), measured.result.requests.total);
     const outboxLag = await outboxLagOf(bench, measuredFrom, measuredTo);
     const { result } = measured;
     const perAdvance = (cpuSeconds: number) => (cpuSeconds * 1000) / result.requests.total;
@@ -164,6 +169,7 @@ async function measureProcesses(
         : undefined,
       sessions: formatSessionStates(sessions),
       commitsPerAdvance: commits / result.requests.total,
+      wal,
       outboxLag,
       refusals: [...warm.refusals, ...measured.refusals],
     };
@@ -231,7 +237,7 @@ const ms = (value: number | undefined, digits = 1) =>
   value === undefined ? '–' : `${value.toFixed(digits)} ms`;
 
 function tpcbRow(label: string, run: TpcbResult): string {
-  return `| ${label} | ${Math.round(run.tps)} | ${run.latencyMs} ms | ${run.failed} | ${ms(run.postgresCpuMs, 2)} | ${ms(run.clientCpuMs, 2)} | ${formatShare(run.cpu)} |`;
+  return `| ${label} | ${Math.round(run.tps)} | ${run.latencyMs} ms | ${run.failed} | ${ms(run.postgresCpuMs, 2)} | ${ms(run.clientCpuMs, 2)} | ${formatWal(run.wal)} | ${formatShare(run.cpu)} |`;
 }
 
 /** How much more CPU an advance takes than a TPC-B transaction, on each side of the database connection. */
@@ -252,8 +258,16 @@ function workPerUnit(runs: readonly ProcessRun[], tpcb: readonly TpcbResult[], t
     `PostgreSQL ${postgres.toFixed(1)} ms and the API process ${api.toFixed(1)} ms; a TPC-B transaction costs PostgreSQL ` +
     `${reference.toFixed(2)} ms. PostgreSQL alone does ${(postgres / reference).toFixed(1)}× the work per advance. ` +
     `Half of TPC-B's rate on ${cores} cores leaves an advance ${budget.toFixed(2)} ms of CPU in all (API, PostgreSQL ` +
-    `and load generator); it takes ${(api + postgres + loadGenerator).toFixed(1)} ms.`
+    `and load generator); it takes ${(api + postgres + loadGenerator).toFixed(1)} ms. ` +
+    `The write-ahead log of an advance: ${formatWal(meanWal(runs.map((run) => run.wal)))}; of a TPC-B transaction: ` +
+    `${formatWal(meanWal(tpcb.map((run) => run.wal)))} (means of the runs).`
   );
+}
+
+function meanWal(volumes: readonly WalVolume[]): WalVolume {
+  const mean = (pick: (wal: WalVolume) => number) =>
+    volumes.reduce((sum, wal) => sum + pick(wal), 0) / Math.max(1, volumes.length);
+  return { records: mean((wal) => wal.records), bytes: mean((wal) => wal.bytes) };
 }
 
 export async function transfersScenario(options: {
@@ -319,11 +333,11 @@ export async function transfersScenario(options: {
     `Seed: ${count(options.workers)} workers (set-based SQL), one shift each through \`EarningsRecorder\` leaving`,
     `${count((SHIFT_MINOR * 0.375) / 100)} USD available to each, and a user token each: ${seedSeconds.toFixed(1)} s.`,
     '',
-    '| API processes | pool each | advances/s | latency p50 | latency p99 | non-2xx | errors | commits per advance | CPU per advance: API / PostgreSQL / autocannon | CPU: API / PostgreSQL / autocannon / other / steal / idle |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| API processes | pool each | advances/s | latency p50 | latency p99 | non-2xx | errors | commits per advance | write-ahead log per advance | CPU per advance: API / PostgreSQL / autocannon | CPU: API / PostgreSQL / autocannon / other / steal / idle |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...runs.map(
       (run) =>
-        `| ${run.processes} | ${run.poolPerProcess} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.commitsPerAdvance.toFixed(2)} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
+        `| ${run.processes} | ${run.poolPerProcess} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.commitsPerAdvance.toFixed(2)} | ${formatWal(run.wal)} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
     ),
     '',
     "The outbox's lag under that load: from an advance's decision in its transaction (a round trip before its commit)",
@@ -347,8 +361,8 @@ export async function transfersScenario(options: {
     `pgbench on the same PostgreSQL, built-in TPC-B-like script, scale ${tpcb.scale}, \`-c ${tpcb.clients} -j ${tpcb.threads} -T ${tpcb.seconds} -M prepared\`,`,
     'in a scratch database, before and after ours (CPU counted over its middle seconds):',
     '',
-    '| run | tps | latency average | failed | CPU per transaction: PostgreSQL | pgbench | CPU: – / PostgreSQL / pgbench / other / steal / idle |',
-    '|---|---|---|---|---|---|---|',
+    '| run | tps | latency average | failed | CPU per transaction: PostgreSQL | pgbench | write-ahead log per transaction | CPU: – / PostgreSQL / pgbench / other / steal / idle |',
+    '|---|---|---|---|---|---|---|---|',
     tpcbRow('before', before),
     tpcbRow('after', after),
     '',

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { type CpuShare, startCpuShare } from './cpu-share.ts';
 import { adminQuery, POSTGRES_URL } from './money-fixture.ts';
+import { type WalVolume, walPerUnit, walSoFar } from './wal-volume.ts';
 
 const run = promisify(execFile);
 
@@ -17,6 +18,8 @@ export interface TpcbResult {
   /** CPU milliseconds of PostgreSQL and of pgbench per transaction, over the part of the run that was measured. */
   postgresCpuMs: number | undefined;
   clientCpuMs: number | undefined;
+  /** Write-ahead log per transaction, over the whole run (the cluster's, which nothing else writes to meanwhile). */
+  wal: WalVolume;
 }
 
 /**
@@ -40,6 +43,7 @@ export async function pgbenchTpcb(options: {
       maxBuffer: 16 * 1024 * 1024,
     });
     const appName = `ewa-bench-${name}`;
+    const walBefore = await walSoFar();
     const running = run(
       'pgbench',
       [
@@ -65,16 +69,19 @@ export async function pgbenchTpcb(options: {
     const result = await running;
     const text = result.stdout;
     const number = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+    const walAfter = await walSoFar();
     const tps = number(/tps = ([\d.]+) \(without initial connection time\)/);
     if (!Number.isFinite(tps)) throw new Error(`pgbench printed no tps:\n${text}\n${result.stderr}`);
+    const transactions = number(/number of transactions actually processed: (\d+)/);
     return {
       tps,
       latencyMs: number(/latency average = ([\d.]+) ms/),
-      transactions: number(/number of transactions actually processed: (\d+)/),
+      transactions,
       failed: number(/number of failed transactions: (\d+)/) || 0,
       cpu,
       postgresCpuMs: cpu ? (cpu.postgresSeconds * 1000) / (tps * (options.seconds - 2)) : undefined,
       clientCpuMs: cpu ? (cpu.loadGeneratorSeconds * 1000) / (tps * (options.seconds - 2)) : undefined,
+      wal: walPerUnit(walBefore, walAfter, transactions),
     };
   } finally {
     await adminQuery(`drop database if exists ${name} with (force)`);
