@@ -36,6 +36,8 @@ const PROFILED = 300;
 
 interface ProcessRun {
   processes: number;
+  /** EWA_TRANSFERS_IN_FLIGHT_MAX when the run set it; undefined: the server's default. */
+  inFlight?: number | undefined;
   poolPerProcess: number;
   perSecond: number;
   p50: number;
@@ -105,6 +107,7 @@ async function measureProcesses(
   tokens: readonly string[],
   processes: number,
   seconds: number,
+  inFlight?: number,
 ): Promise<ProcessRun> {
   const poolPerProcess = Math.max(4, Math.ceil(POOL_TOTAL / processes));
   const session = sessionNameOf(bench.schema);
@@ -121,6 +124,7 @@ async function measureProcesses(
         EWA_SCHEDULER: 'false',
         EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0',
         ...batchSettings(),
+        ...(inFlight === undefined ? {} : { EWA_TRANSFERS_IN_FLIGHT_MAX: String(inFlight) }),
       }),
     ),
   );
@@ -152,6 +156,7 @@ async function measureProcesses(
     const perAdvance = (cpuSeconds: number) => (cpuSeconds * 1000) / result.requests.total;
     return {
       processes,
+      inFlight,
       poolPerProcess,
       perSecond: Math.round(result.requests.average),
       p50: result.latency.p50,
@@ -270,6 +275,10 @@ function meanWal(volumes: readonly WalVolume[]): WalVolume {
   return { records: mean((wal) => wal.records), bytes: mean((wal) => wal.bytes) };
 }
 
+/** The server's EWA_TRANSFERS_IN_FLIGHT_MAX with the benchmark's pool, and the other values the sweep tries. */
+const DEFAULT_IN_FLIGHT = 2;
+const IN_FLIGHT_SWEEP = [1, 4, 12];
+
 export async function transfersScenario(options: {
   workers: number;
   seconds: number;
@@ -279,6 +288,7 @@ export async function transfersScenario(options: {
   const before = await pgbenchTpcb(tpcb);
   const bench = await openBenchSchema(5, { EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0' });
   const runs: ProcessRun[] = [];
+  const sweep: ProcessRun[] = [];
   let seedSeconds = 0;
   let profile: RoundTripProfile;
   let books: string;
@@ -302,10 +312,14 @@ export async function transfersScenario(options: {
       runs.push(await measureProcesses(bench, workers, tokens, processes, options.seconds));
       console.log(runs.at(-1));
     }
+    for (const inFlight of IN_FLIGHT_SWEEP) {
+      sweep.push(await measureProcesses(bench, workers, tokens, 1, options.seconds, inFlight));
+      console.log(sweep.at(-1));
+    }
     profile = await profileOneAtATime(bench, workers, tokens);
     books = await checkBooks(
       bench,
-      runs.reduce((sum, run) => sum + run.ok, 0),
+      [...runs, ...sweep].reduce((sum, run) => sum + run.ok, 0),
     );
   } finally {
     await bench.drop();
@@ -325,7 +339,7 @@ export async function transfersScenario(options: {
     'connections over their ports. CPU shares are of the whole machine (all cores) during the measured run: API',
     'processes / PostgreSQL for our sessions (their backends and the WAL writer, checkpointer …) / autocannon /',
     'everything else (other programs and other sessions on this shared host) / taken by the host (steal) / idle.',
-    'Each process runs at most half its pool of advance transactions at once (EWA_TRANSFERS_IN_FLIGHT_MAX) and',
+    'Each process runs at most two advance transactions at once (EWA_TRANSFERS_IN_FLIGHT_MAX, default) and',
     'batches the advances that arrive meanwhile, up to 32 a transaction (EWA_TRANSFER_BATCH_MAX): commits per',
     "advance is the database's count of committed transactions (all sessions, background polls included) over the",
     'advances of the measured run.',
@@ -367,10 +381,26 @@ export async function transfersScenario(options: {
     tpcbRow('after', after),
     '',
     `Best of ours: ${best.perSecond} advances/s with ${best.processes} API process${best.processes === 1 ? '' : 'es'}, ` +
-      `${ratio.toFixed(0)} % of TPC-B's ${Math.round(tpcbMean)} tps (mean of the two runs). ` +
+      `${ratio.toFixed(1)} % of TPC-B's ${Math.round(tpcbMean)} tps (mean of the two runs). ` +
       `Goal ≥ 50 %: ${ratio >= 50 ? 'met' : 'not met'}.`,
     '',
     workPerUnit(runs, [before, after], tpcbMean),
+    '',
+    'How many advance transactions one process runs at once (EWA_TRANSFERS_IN_FLIGHT_MAX), one API process with',
+    `its pool of ${POOL_TOTAL}, the same load, in the same run: fewer at once make larger batches, which share their`,
+    'statements and their commit.',
+    '',
+    '| in flight | advances/s | latency p50 | latency p99 | non-2xx | commits per advance | CPU per advance: API / PostgreSQL |',
+    '|---|---|---|---|---|---|---|',
+    ...[
+      ...sweep,
+      ...runs.filter((run) => run.processes === 1).map((run) => ({ ...run, inFlight: DEFAULT_IN_FLIGHT })),
+    ]
+      .sort((a, b) => (a.inFlight ?? 0) - (b.inFlight ?? 0))
+      .map(
+        (run) =>
+          `| ${run.inFlight}${sweep.includes(run) ? '' : ' (default)'} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.commitsPerAdvance.toFixed(2)} | ${run.cpuMs ? `${ms(run.cpuMs.api, 2)} / ${ms(run.cpuMs.postgres, 2)}` : 'not measured'} |`,
+      ),
     '',
     books,
     '',

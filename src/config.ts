@@ -409,10 +409,12 @@ export function loadConfig(env: Env = process.env): Config {
       idempotencyKeyTtlSeconds: read.integer('EWA_IDEMPOTENCY_KEY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
       idempotencyLockSeconds: read.integer('EWA_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
       transferBatchMax: read.integer('EWA_TRANSFER_BATCH_MAX', 32, 1, 256),
-      // Half the pool, so that reads and other writes always find a connection; the embedded database has one.
+      // Two: one batch at the database while the next gathers. Fewer transactions at once make larger batches, which
+      // share their statements and their commit (BENCHMARKS.md, "POST /rest/transfers"). Never more than half the
+      // pool, so that reads and other writes always find a connection; the embedded database has one.
       transfersInFlightMax: read.integer(
         'EWA_TRANSFERS_IN_FLIGHT_MAX',
-        database.kind === 'postgres' ? Math.max(1, Math.floor(database.poolSize / 2)) : 1,
+        database.kind === 'postgres' ? Math.max(1, Math.min(2, Math.floor(database.poolSize / 2))) : 1,
         1,
         500,
       ),
