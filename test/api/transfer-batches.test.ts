@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { eventually } from '../helpers/eventually.ts';
 import {
   advanceBody,
   advancesOf,
@@ -209,5 +211,65 @@ test(
       ),
     );
     assert.deepEqual(await checkLedgerInvariants(app.database.db), []);
+  },
+);
+
+test(
+  "by default an advance that waits for its person's lock leaves the process's other transaction to the others",
+  POSTGRES_ONLY,
+  async (t) => {
+    // The lock timeout is long, so that the waiting advance is still waiting when the other has answered.
+    const app = await buildTestApp(t, { EWA_DB_LOCK_TIMEOUT_MS: '30000' }, { now: () => FIXED_NOW });
+    assert.equal(app.config.money.transfersInFlightMax, 2, 'two advance transactions at once by default');
+    const [blocked, free] = (await createPaidWorkers(app, 2, FIXED_NOW)) as [PaidWorker, PaidWorker];
+    for (const worker of [blocked, free]) await availableMinor(worker);
+    const { db } = app.database;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked!: (pid: number) => void;
+    const lockTaken = new Promise<number>((resolve) => {
+      locked = resolve;
+    });
+    // Another transaction (payroll, say) holds the first person's row.
+    const holder = db.transaction().execute(async (tx) => {
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid from people
+        where id = ${blocked.personId}::uuid for update`.execute(tx);
+      locked(rows[0]!.pid);
+      await released;
+    });
+    const holderPid = await lockTaken;
+    let waiting: ReturnType<typeof postTransfer> | undefined;
+    let waitingAnswered = false;
+    try {
+      waiting = postTransfer(app, blocked.token, advanceBody(blocked), randomUUID());
+      waiting.then(
+        () => {
+          waitingAnswered = true;
+        },
+        () => {},
+      );
+      await eventually(async () => {
+        const { rows } = await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity
+          where ${holderPid}::integer = any(pg_blocking_pids(pid))`.execute(db);
+        return Number(rows[0]!.n) > 0;
+      }, 10_000);
+      const other = await postTransfer(app, free.token, advanceBody(free), randomUUID());
+      assert.equal(other.statusCode, 200, other.body);
+      assert.equal(waitingAnswered, false, 'the first advance still waits for its person');
+    } finally {
+      release();
+      await holder;
+    }
+    const answer = await waiting;
+    assert.equal(answer.statusCode, 200, answer.body);
+    assert.deepEqual(
+      (await Promise.all([blocked, free].map((worker) => advancesOf(app, worker)))).map(
+        (rows) => rows.length,
+      ),
+      [1, 1],
+    );
+    assert.deepEqual(await checkLedgerInvariants(db), []);
   },
 );
