@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
+import { loadConfig } from '../src/config.ts';
 import { localDateOf } from '../src/domain/calendar.ts';
 import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
 import { createMoneyCore } from '../src/money/money-core.ts';
@@ -36,8 +37,8 @@ const PROFILED = 300;
 
 interface ProcessRun {
   processes: number;
-  /** EWA_TRANSFERS_IN_FLIGHT_MAX when the run set it; undefined: the server's default. */
-  inFlight?: number | undefined;
+  /** Advance transactions each process ran at once (EWA_TRANSFERS_IN_FLIGHT_MAX). */
+  inFlight: number;
   poolPerProcess: number;
   perSecond: number;
   p50: number;
@@ -107,6 +108,7 @@ async function measureProcesses(
   tokens: readonly string[],
   processes: number,
   seconds: number,
+  /** EWA_TRANSFERS_IN_FLIGHT_MAX; undefined: the server's default. */
   inFlight?: number,
 ): Promise<ProcessRun> {
   const poolPerProcess = Math.max(4, Math.ceil(POOL_TOTAL / processes));
@@ -115,19 +117,16 @@ async function measureProcesses(
   const apiSession = `${session}-api`;
   const databaseUrl = new URL(bench.env.DATABASE_URL!);
   databaseUrl.searchParams.set('application_name', apiSession);
-  const servers = await Promise.all(
-    Array.from({ length: processes }, () =>
-      startServer({
-        ...bench.env,
-        DATABASE_URL: databaseUrl.toString(),
-        EWA_DB_POOL_SIZE: String(poolPerProcess),
-        EWA_SCHEDULER: 'false',
-        EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0',
-        ...batchSettings(),
-        ...(inFlight === undefined ? {} : { EWA_TRANSFERS_IN_FLIGHT_MAX: String(inFlight) }),
-      }),
-    ),
-  );
+  const serverEnv = {
+    ...bench.env,
+    DATABASE_URL: databaseUrl.toString(),
+    EWA_DB_POOL_SIZE: String(poolPerProcess),
+    EWA_SCHEDULER: 'false',
+    EWA_DUPLICATE_TRANSFER_WINDOW_SECONDS: '0',
+    ...batchSettings(),
+    ...(inFlight === undefined ? {} : { EWA_TRANSFERS_IN_FLIGHT_MAX: String(inFlight) }),
+  };
+  const servers = await Promise.all(Array.from({ length: processes }, () => startServer(serverEnv)));
   try {
     const urls = servers.map((server) => server.baseUrl);
     const load = { connections: CONNECTIONS, amountMinor: ADVANCE_MINOR };
@@ -156,7 +155,8 @@ async function measureProcesses(
     const perAdvance = (cpuSeconds: number) => (cpuSeconds * 1000) / result.requests.total;
     return {
       processes,
-      inFlight,
+      // What the servers ran with, as they read it from the same environment.
+      inFlight: loadConfig(serverEnv).money.transfersInFlightMax,
       poolPerProcess,
       perSecond: Math.round(result.requests.average),
       p50: result.latency.p50,
@@ -275,8 +275,7 @@ function meanWal(volumes: readonly WalVolume[]): WalVolume {
   return { records: mean((wal) => wal.records), bytes: mean((wal) => wal.bytes) };
 }
 
-/** The server's EWA_TRANSFERS_IN_FLIGHT_MAX with the benchmark's pool, and the other values the sweep tries. */
-const DEFAULT_IN_FLIGHT = 2;
+/** EWA_TRANSFERS_IN_FLIGHT_MAX values measured beside the server's default, with one process. */
 const IN_FLIGHT_SWEEP = [1, 4, 12];
 
 export async function transfersScenario(options: {
@@ -339,7 +338,7 @@ export async function transfersScenario(options: {
     'connections over their ports. CPU shares are of the whole machine (all cores) during the measured run: API',
     'processes / PostgreSQL for our sessions (their backends and the WAL writer, checkpointer …) / autocannon /',
     'everything else (other programs and other sessions on this shared host) / taken by the host (steal) / idle.',
-    'Each process runs at most two advance transactions at once (EWA_TRANSFERS_IN_FLIGHT_MAX, default) and',
+    'Each process runs at most "in flight" advance transactions at once (EWA_TRANSFERS_IN_FLIGHT_MAX) and',
     'batches the advances that arrive meanwhile, up to 32 a transaction (EWA_TRANSFER_BATCH_MAX): commits per',
     "advance is the database's count of committed transactions (all sessions, background polls included) over the",
     'advances of the measured run.',
@@ -347,11 +346,11 @@ export async function transfersScenario(options: {
     `Seed: ${count(options.workers)} workers (set-based SQL), one shift each through \`EarningsRecorder\` leaving`,
     `${count((SHIFT_MINOR * 0.375) / 100)} USD available to each, and a user token each: ${seedSeconds.toFixed(1)} s.`,
     '',
-    '| API processes | pool each | advances/s | latency p50 | latency p99 | non-2xx | errors | commits per advance | write-ahead log per advance | CPU per advance: API / PostgreSQL / autocannon | CPU: API / PostgreSQL / autocannon / other / steal / idle |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| API processes | pool each | in flight | advances/s | latency p50 | latency p99 | non-2xx | errors | commits per advance | write-ahead log per advance | CPU per advance: API / PostgreSQL / autocannon | CPU: API / PostgreSQL / autocannon / other / steal / idle |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...runs.map(
       (run) =>
-        `| ${run.processes} | ${run.poolPerProcess} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.commitsPerAdvance.toFixed(2)} | ${formatWal(run.wal)} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
+        `| ${run.processes} | ${run.poolPerProcess} | ${run.inFlight} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.errors} | ${run.commitsPerAdvance.toFixed(2)} | ${formatWal(run.wal)} | ${run.cpuMs ? `${ms(run.cpuMs.api)} / ${ms(run.cpuMs.postgres)} / ${ms(run.cpuMs.autocannon)}` : 'not measured'} | ${run.cpu} |`,
     ),
     '',
     "The outbox's lag under that load: from an advance's decision in its transaction (a round trip before its commit)",
@@ -392,14 +391,11 @@ export async function transfersScenario(options: {
     '',
     '| in flight | advances/s | latency p50 | latency p99 | non-2xx | commits per advance | CPU per advance: API / PostgreSQL |',
     '|---|---|---|---|---|---|---|',
-    ...[
-      ...sweep,
-      ...runs.filter((run) => run.processes === 1).map((run) => ({ ...run, inFlight: DEFAULT_IN_FLIGHT })),
-    ]
-      .sort((a, b) => (a.inFlight ?? 0) - (b.inFlight ?? 0))
+    ...[...sweep, ...runs.filter((run) => run.processes === 1)]
+      .sort((a, b) => a.inFlight - b.inFlight)
       .map(
         (run) =>
-          `| ${run.inFlight}${sweep.includes(run) ? '' : ' (default)'} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.commitsPerAdvance.toFixed(2)} | ${run.cpuMs ? `${ms(run.cpuMs.api, 2)} / ${ms(run.cpuMs.postgres, 2)}` : 'not measured'} |`,
+          `| ${run.inFlight}${sweep.includes(run) || batchSettings().EWA_TRANSFERS_IN_FLIGHT_MAX ? '' : ' (default)'} | ${run.perSecond} | ${run.p50} ms | ${run.p99} ms | ${run.non2xx} | ${run.commitsPerAdvance.toFixed(2)} | ${run.cpuMs ? `${ms(run.cpuMs.api, 2)} / ${ms(run.cpuMs.postgres, 2)}` : 'not measured'} |`,
       ),
     '',
     books,

@@ -18,7 +18,7 @@ export interface TpcbResult {
   /** CPU milliseconds of PostgreSQL and of pgbench per transaction, over the part of the run that was measured. */
   postgresCpuMs: number | undefined;
   clientCpuMs: number | undefined;
-  /** Write-ahead log per transaction, over the whole run (the cluster's, which nothing else writes to meanwhile). */
+  /** Write-ahead log per transaction over the whole run: the cluster's, so background writes (autovacuum) count too. */
   wal: WalVolume;
 }
 

@@ -240,16 +240,11 @@ test(
       await released;
     });
     const holderPid = await lockTaken;
-    let waiting: ReturnType<typeof postTransfer> | undefined;
     let waitingAnswered = false;
+    const waiting = postTransfer(app, blocked.token, advanceBody(blocked), randomUUID()).finally(() => {
+      waitingAnswered = true;
+    });
     try {
-      waiting = postTransfer(app, blocked.token, advanceBody(blocked), randomUUID());
-      waiting.then(
-        () => {
-          waitingAnswered = true;
-        },
-        () => {},
-      );
       await eventually(async () => {
         const { rows } = await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity
           where ${holderPid}::integer = any(pg_blocking_pids(pid))`.execute(db);
