@@ -10,6 +10,9 @@ import { preparingPool } from './prepared-pool.ts';
 import type { DB } from './schema.ts';
 import { sessionLimitOptions } from './session-limits.ts';
 
+/** The embedded database's shared buffers: WebAssembly memory of the serving process (a development database). */
+const PGLITE_SHARED_BUFFERS = '16MB';
+
 export type Db = Kysely<DB>;
 
 export interface Database {
@@ -56,6 +59,9 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
     const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
     pglite = await PGlite.create(inMemory ? undefined : join(dataDir, 'pgdata'), {
       parsers: { [pgliteTypes.INT8]: parseBigint },
+      // PostgreSQL's default of 128 MB of shared buffers is the process's own memory here, all of it touched
+      // sooner or later; a development database fits in far less (docs/design/performance.md#memory).
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
     });
   } catch (error) {
     unlock();
