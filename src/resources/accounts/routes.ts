@@ -11,16 +11,7 @@ import {
 } from '../../domain/account-values.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
-import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
-import {
-  PAGE_SIZE_MAX,
-  PAGINATED,
-  pageLinks,
-  pageLinksSchema,
-  pageOf,
-  pageQueryProperties,
-  readPage,
-} from '../../platform/pagination.ts';
+import { PAGE_SIZE_MAX, pageLinks, pageOf, readPage } from '../../platform/pagination.ts';
 import {
   LOOKUP_OR_USER_READ,
   OneOf,
@@ -30,6 +21,7 @@ import {
   USER_WRITE,
   UuidString,
 } from '../../platform/resource-schemas.ts';
+import { type RestList, readRestListQuery, restListSchema } from '../../platform/rest-list-schema.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import type { CardTokenKeys } from '../../tokenization/card-token.ts';
 import type { AccountPricing } from './account-pricing.ts';
@@ -113,6 +105,8 @@ const FILTERS: FilterSpec = {
   subtype: { type: { enum: ACCOUNT_SUBTYPES } },
 };
 
+const LIST: RestList = { name: 'Accounts', filters: FILTERS, filterFields: ACCOUNT_FILTER_FIELDS };
+
 const Params = ResourceIdParam('account_id');
 
 export interface AccountRoutesOptions {
@@ -139,28 +133,15 @@ export const accountRoutes: FastifyPluginAsync<AccountRoutesOptions> = async (
       config: { security: LOOKUP_OR_USER_READ.config },
       schema: {
         operationId: 'listAccounts',
-        ...PAGINATED,
         tags: ['Accounts'],
         summary: "The signed-in person's accounts, or a worker's earnings balances for a client",
         description: `At most ${ACCOUNTS_LIST_MAX} accounts, oldest first; filters combine with AND. A client token must give filter[person.id] and sees EARNINGS_BALANCE accounts only. An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: LOOKUP_OR_USER_READ.openApi,
-        querystring: Type.Intersect([
-          listQuerySchema('Accounts', FILTERS, ACCOUNT_FILTER_FIELDS),
-          Type.Object(pageQueryProperties()),
-        ]),
-        response: {
-          200: Type.Object({ data: Type.Array(AccountResource), links: pageLinksSchema() }),
-          ...errorResponses(400, 401, 403, 406, 500),
-        },
+        ...restListSchema(LIST, AccountResource),
       },
     },
     async (request) => {
-      const query = readListQuery(
-        request.query as Record<string, unknown>,
-        'Accounts',
-        FILTERS,
-        ACCOUNT_FILTER_FIELDS,
-      );
+      const query = readRestListQuery(request.query, LIST);
       const page = readPage(request.query as Record<string, unknown>, ACCOUNT_LIST_ORDER);
       const views = await accounts.list(request.caller!, { query, page });
       const { items, next } = pageOf(

@@ -4,14 +4,7 @@ import type { Db } from '../../db/database.ts';
 import { ACTIVATION_STATUSES, DIRECT_DEPOSIT_STATUSES, WAGE_FREQUENCIES } from '../../domain/job-values.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
-import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
-import {
-  answerListPage,
-  PAGE_SIZE_MAX,
-  PAGINATED,
-  pageLinksSchema,
-  pageQueryProperties,
-} from '../../platform/pagination.ts';
+import { answerListPage, PAGE_SIZE_MAX } from '../../platform/pagination.ts';
 import {
   bodyIdMustMatch,
   LOOKUP_OR_USER_READ,
@@ -22,6 +15,7 @@ import {
   USER_WRITE,
   UuidString,
 } from '../../platform/resource-schemas.ts';
+import { type RestList, readRestListQuery, restListSchema } from '../../platform/rest-list-schema.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { jobResource } from './serialize.ts';
 import { changeJob, jobNotFound, readJob } from './service.ts';
@@ -112,6 +106,8 @@ const FILTERS: FilterSpec = {
   'organization.id': { type: 'uuid' },
 };
 
+const LIST: RestList = { name: 'Jobs', filters: FILTERS, filterFields: JOB_FILTER_FIELDS };
+
 const Params = ResourceIdParam('job_id');
 
 export const jobRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () => Date }> = async (
@@ -124,28 +120,15 @@ export const jobRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () =>
       config: { security: LOOKUP_OR_USER_READ.config },
       schema: {
         operationId: 'listJobs',
-        ...PAGINATED,
         tags: ['Jobs'],
         summary: "The signed-in person's jobs, or the jobs at organizations linked to the client",
         description: `At most ${JOBS_LIST_MAX} jobs, oldest first. Filters combine with AND. An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: LOOKUP_OR_USER_READ.openApi,
-        querystring: Type.Intersect([
-          listQuerySchema('Jobs', FILTERS, JOB_FILTER_FIELDS),
-          Type.Object(pageQueryProperties()),
-        ]),
-        response: {
-          200: Type.Object({ data: Type.Array(JobResource), links: pageLinksSchema() }),
-          ...errorResponses(400, 401, 403, 406, 500),
-        },
+        ...restListSchema(LIST, JobResource),
       },
     },
     async (request) => {
-      const query = readListQuery(
-        request.query as Record<string, unknown>,
-        'Jobs',
-        FILTERS,
-        JOB_FILTER_FIELDS,
-      );
+      const query = readRestListQuery(request.query, LIST);
       return answerListPage(
         request,
         { baseUrl, path: '/rest/jobs', order: JOB_LIST_ORDER },

@@ -4,14 +4,7 @@ import type { Db } from '../../db/database.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import { paycheckOf } from '../../money/earnings/paychecks.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
-import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
-import {
-  answerListPage,
-  PAGE_SIZE_MAX,
-  PAGINATED,
-  pageLinksSchema,
-  pageQueryProperties,
-} from '../../platform/pagination.ts';
+import { answerListPage, PAGE_SIZE_MAX } from '../../platform/pagination.ts';
 import {
   OneOf,
   RelationshipSchema,
@@ -19,6 +12,7 @@ import {
   USER_READ,
   UuidString,
 } from '../../platform/resource-schemas.ts';
+import { type RestList, readRestListQuery, restListSchema } from '../../platform/rest-list-schema.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { PAYCHECK_DATE_FIELDS, PAYCHECK_STATUSES } from './paycheck-values.ts';
 import { paycheckResource } from './serialize.ts';
@@ -70,10 +64,7 @@ const FILTERS: FilterSpec = {
   ),
 };
 
-const ListQuerystring = Type.Intersect([
-  listQuerySchema('Paychecks', FILTERS, PAYCHECK_FILTER_FIELDS),
-  Type.Object(pageQueryProperties()),
-]);
+const LIST: RestList = { name: 'Paychecks', filters: FILTERS, filterFields: PAYCHECK_FILTER_FIELDS };
 
 const Params = ResourceIdParam('paycheck_id');
 
@@ -87,25 +78,15 @@ export const paycheckRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = a
       config: { security: USER_READ.config },
       schema: {
         operationId: 'listPaychecks',
-        ...PAGINATED,
         tags: ['Paychecks'],
         summary: "The signed-in person's paychecks, from all of their jobs",
         description: `At most ${PAYCHECKS_LIST_MAX} paychecks, oldest pay period first; to see later ones, bound the list with filter[pay_period_starts_at__gte]. Filters combine with AND. In the free-form filter a timestamp matches as written in responses (2026-03-02T05:00:00.000Z), and ~ matches part of it (pay_period_starts_at~"2026-03"). An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: USER_READ.openApi,
-        querystring: ListQuerystring,
-        response: {
-          200: Type.Object({ data: Type.Array(PaycheckResource), links: pageLinksSchema() }),
-          ...errorResponses(400, 401, 403, 406, 500),
-        },
+        ...restListSchema(LIST, PaycheckResource),
       },
     },
     async (request) => {
-      const query = readListQuery(
-        request.query as Record<string, unknown>,
-        'Paychecks',
-        FILTERS,
-        PAYCHECK_FILTER_FIELDS,
-      );
+      const query = readRestListQuery(request.query, LIST);
       return answerListPage(
         request,
         { baseUrl, path: '/rest/paychecks', order: PAYCHECK_LIST_ORDER },

@@ -10,17 +10,8 @@ import { answeredBy, type TransferService, type TransferView } from '../../money
 import type { FundingSource } from '../../money/advances/transfer.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { errorDocumentFor } from '../../platform/json-api.ts';
-import { listQuerySchema, readListQuery } from '../../platform/list-query.ts';
 import { JSON_API_MEDIA } from '../../platform/media-types.ts';
-import {
-  PAGE_SIZE_MAX,
-  PAGINATED,
-  pageLinks,
-  pageLinksSchema,
-  pageOf,
-  pageQueryProperties,
-  readPage,
-} from '../../platform/pagination.ts';
+import { PAGE_SIZE_MAX, pageLinks, pageOf, readPage } from '../../platform/pagination.ts';
 import {
   OneOf,
   RelationshipBody,
@@ -30,6 +21,7 @@ import {
   USER_WRITE,
   UuidString,
 } from '../../platform/resource-schemas.ts';
+import { type RestList, readRestListQuery, restListSchema } from '../../platform/rest-list-schema.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { includedFundingSources, transferResource } from './serialize.ts';
 import { TRANSFER_FILTER_FIELDS, TRANSFER_LIST_ORDER } from './store.ts';
@@ -148,6 +140,8 @@ const IncludeQuery = Type.String({
 
 const FILTERS: FilterSpec = { submitted_at: { type: 'date-time', operators: ['gt'] } };
 
+const LIST: RestList = { name: 'Transfers', filters: FILTERS, filterFields: TRANSFER_FILTER_FIELDS };
+
 export interface TransferRoutesOptions {
   db: Db;
   baseUrl: string;
@@ -214,29 +208,20 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
       config: { security: USER_READ.config },
       schema: {
         operationId: 'listTransfers',
-        ...PAGINATED,
         tags: ['Transfers'],
         summary: "The signed-in person's transfers: advances and earnings credited to earnings balances",
         description: `At most ${TRANSFERS_LIST_MAX} transfers, oldest first. An extension: page[size] and page[after] page through the list; links.next is the next page while more follow.`,
         security: USER_READ.openApi,
-        querystring: Type.Intersect([
-          listQuerySchema('Transfers', FILTERS, TRANSFER_FILTER_FIELDS),
-          Type.Object({ include: Type.Optional(IncludeQuery), ...pageQueryProperties() }),
-        ]),
-        response: {
-          200: Type.Object({
-            data: Type.Array(TransferResource),
-            included: Type.Optional(Type.Array(FundingSourceResource)),
-            links: pageLinksSchema(),
-          }),
-          ...errorResponses(400, 401, 403, 406, 500),
-        },
+        ...restListSchema(LIST, TransferResource, {
+          query: { include: Type.Optional(IncludeQuery) },
+          answer: { included: Type.Optional(Type.Array(FundingSourceResource)) },
+        }),
       },
     },
     async (request) => {
       const query = request.query as Record<string, unknown>;
       const stages = readInclude(query.include);
-      const list = readListQuery(query, 'Transfers', FILTERS, TRANSFER_FILTER_FIELDS);
+      const list = readRestListQuery(query, LIST);
       const page = readPage(query, TRANSFER_LIST_ORDER);
       const caller = request.caller!;
       if (caller.kind !== 'user') throw new AppError('FORBIDDEN');
