@@ -5,7 +5,9 @@ import { type Config, loadConfig } from '../src/config.ts';
 import { type Database, openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { withTransaction } from '../src/db/transaction.ts';
+import { localDateOf } from '../src/domain/calendar.ts';
 import type { EarningsRecorder } from '../src/money/earnings/earnings-recorder.ts';
+import { createMoneyCore } from '../src/money/money-core.ts';
 import { createClient } from '../src/oauth/clients.ts';
 import { issueUserToken } from '../src/oauth/issue-token.ts';
 
@@ -212,4 +214,24 @@ export async function issueWorkerTokens(
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
   return tokens;
+}
+
+/**
+ * An employer and `count` workers, each with a shift of `shiftMinor` worked today (New York) and a user token:
+ * the start of the scenarios that load the API with workers' requests.
+ */
+export async function seedWorkersWithTokens(
+  bench: MoneyBenchDatabase,
+  count: number,
+  shift: { amountMinor: number; label: string },
+): Promise<{ workers: BenchWorker[]; tokens: string[] }> {
+  const organizationId = await createBenchEmployer(bench.database.db);
+  const workers = await createBenchWorkers(bench.database.db, organizationId, count);
+  const now = new Date();
+  await recordShifts(createMoneyCore(bench.database.db, bench.config).earnings, workers, {
+    ...shift,
+    workedOn: localDateOf(now, 'America/New_York'),
+    now,
+  });
+  return { workers, tokens: await issueWorkerTokens(bench, workers) };
 }

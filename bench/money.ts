@@ -1,21 +1,16 @@
 import { availableParallelism } from 'node:os';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.ts';
-import { localDateOf } from '../src/domain/calendar.ts';
 import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
-import { createMoneyCore } from '../src/money/money-core.ts';
 import { buildServer } from '../src/server.ts';
 import { formatShare, startCpuShare } from './cpu-share.ts';
 import {
   adminQuery,
   analyzeMoneyTables,
   type BenchWorker,
-  createBenchEmployer,
-  createBenchWorkers,
-  issueWorkerTokens,
   type MoneyBenchDatabase,
   openBenchSchema,
-  recordShifts,
+  seedWorkersWithTokens,
   sessionNameOf,
 } from './money-fixture.ts';
 import { pgbenchTpcb, type TpcbResult } from './pgbench.ts';
@@ -293,17 +288,10 @@ export async function transfersScenario(options: {
   let books: string;
   try {
     const seedStarted = performance.now();
-    const organizationId = await createBenchEmployer(bench.database.db);
-    const workers = await createBenchWorkers(bench.database.db, organizationId, options.workers);
-    const money = createMoneyCore(bench.database.db, bench.config);
-    const now = new Date();
-    await recordShifts(money.earnings, workers, {
+    const { workers, tokens } = await seedWorkersWithTokens(bench, options.workers, {
       amountMinor: SHIFT_MINOR,
-      workedOn: localDateOf(now, 'America/New_York'),
-      now,
       label: 'bench',
     });
-    const tokens = await issueWorkerTokens(bench, workers);
     // Statistics, as autovacuum would have them on a running system: the planner's estimates of fresh tables are guesses.
     await analyzeMoneyTables(bench.database.db);
     seedSeconds = (performance.now() - seedStarted) / 1000;

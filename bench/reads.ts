@@ -4,19 +4,14 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { localDateOf } from '../src/domain/calendar.ts';
 import { checkLedgerInvariants } from '../src/ledger/invariants.ts';
-import { createMoneyCore } from '../src/money/money-core.ts';
 import { type ProfileSummary, summarizeProfiles } from './cpu-profile.ts';
 import { type CpuShare, formatShare, startCpuShare } from './cpu-share.ts';
 import {
   analyzeMoneyTables,
   type BenchWorker,
-  createBenchEmployer,
-  createBenchWorkers,
-  issueWorkerTokens,
   openBenchSchema,
-  recordShifts,
+  seedWorkersWithTokens,
   sessionNameOf,
 } from './money-fixture.ts';
 import { peakRssMb, processTree } from './peak-rss.ts';
@@ -199,17 +194,10 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
   let books = '';
   let selectOnly: TpcbResult | undefined;
   try {
-    const organizationId = await createBenchEmployer(bench.database.db);
-    const workers = await createBenchWorkers(bench.database.db, organizationId, options.workers);
-    const money = createMoneyCore(bench.database.db, bench.config);
-    const now = new Date();
-    await recordShifts(money.earnings, workers, {
+    const { workers, tokens } = await seedWorkersWithTokens(bench, options.workers, {
       amountMinor: SHIFT_MINOR,
-      workedOn: localDateOf(now, 'America/New_York'),
-      now,
       label: 'reads',
     });
-    const tokens = await issueWorkerTokens(bench, workers);
     const authorizations = tokens.map((token) => `Bearer ${token}`);
     const peopleFile = join(scratch, 'people.json');
     writeFileSync(
