@@ -7,6 +7,7 @@ import { AccountService } from '../../src/resources/accounts/service.ts';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { BASE_URL, buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import {
+  bankAccountBody,
   createOrganization,
   createWorker,
   linkedClientToken,
@@ -15,32 +16,6 @@ import {
 } from '../helpers/factories.ts';
 
 type Api = ReturnType<typeof restClient>;
-
-function bankAccountBody(
-  personId: string,
-  overrides: Record<string, unknown> = {},
-  details: Record<string, unknown> = {},
-) {
-  return {
-    data: {
-      type: 'accounts',
-      attributes: {
-        name: 'Everyday checking',
-        account_type: 'DEPOSITORY',
-        subtype: 'CHECKING',
-        details: {
-          first_name: 'Robin',
-          last_name: 'Lee',
-          routing_number: '110000000',
-          account_number: '000123456789',
-          ...details,
-        },
-        ...overrides,
-      },
-      relationships: { person: { data: { type: 'people', id: personId } } },
-    },
-  };
-}
 
 async function setup(t: Parameters<typeof buildTestApp>[0], env: Record<string, string> = {}) {
   const app = await buildTestApp(t, env);

@@ -4,7 +4,13 @@ import { sql } from 'kysely';
 import { textProblem } from '../../src/domain/input-text.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { assertErrorAnswer } from '../helpers/error-shape.ts';
-import { createOrganization, createWorker, restClient, workerToken } from '../helpers/factories.ts';
+import {
+  bankAccountBody,
+  createOrganization,
+  createWorker,
+  restClient,
+  workerToken,
+} from '../helpers/factories.ts';
 
 /** Every request of these tests meets the edge of a listener; a worker with a token is enough to reach the routes. */
 async function setUp(t: Parameters<typeof buildTestApp>[0]) {
@@ -14,28 +20,6 @@ async function setUp(t: Parameters<typeof buildTestApp>[0]) {
   const worker = await createWorker(app, organizationId);
   const token = await workerToken(app, worker.personId);
   return { app, worker, token, rest: restClient(app, token) };
-}
-
-function accountBody(personId: string, attributes: Record<string, unknown> = {}, details = {}) {
-  return {
-    data: {
-      type: 'accounts',
-      attributes: {
-        name: 'Everyday checking',
-        account_type: 'DEPOSITORY',
-        subtype: 'CHECKING',
-        details: {
-          first_name: 'Robin',
-          last_name: 'Lee',
-          routing_number: '110000000',
-          account_number: '000123456789',
-          ...details,
-        },
-        ...attributes,
-      },
-      relationships: { person: { data: { type: 'people', id: personId } } },
-    },
-  };
 }
 
 /** Rows of the tables a refused write could have touched. */
@@ -156,7 +140,7 @@ test('a NUL, control, bidirectional or zero-width character in a query, a path i
     }
     // Bodies: a human-readable name, a nested name, a member name; each refused with its pointer.
     assertErrorAnswer(
-      await rest.post('/rest/accounts', accountBody(worker.personId, { name: text })),
+      await rest.post('/rest/accounts', bankAccountBody(worker.personId, { name: text })),
       400,
       'INVALID_FIELDS',
       {
@@ -164,12 +148,12 @@ test('a NUL, control, bidirectional or zero-width character in a query, a path i
       },
     );
     assertErrorAnswer(
-      await rest.post('/rest/accounts', accountBody(worker.personId, {}, { last_name: text })),
+      await rest.post('/rest/accounts', bankAccountBody(worker.personId, {}, { last_name: text })),
       400,
       'INVALID_FIELDS',
       { source: { pointer: '/data/attributes/details/last_name' } },
     );
-    const keyed = accountBody(worker.personId);
+    const keyed = bankAccountBody(worker.personId);
     (keyed.data as Record<string, unknown>).meta = { [text]: 1 };
     assertErrorAnswer(await rest.post('/rest/accounts', keyed), 400, 'INVALID_FIELDS');
     // The card endpoint, on both listeners that serve it.
@@ -195,7 +179,7 @@ test('a NUL, control, bidirectional or zero-width character in a query, a path i
 test('a body that is not UTF-8 is 400, and a charset other than UTF-8 is 415; nothing is written', async (t) => {
   const { app, worker, token } = await setUp(t);
   const before = await tableCounts(app);
-  const json = JSON.stringify(accountBody(worker.personId, { name: 'Caf\u00e9 account' }));
+  const json = JSON.stringify(bankAccountBody(worker.personId, { name: 'Caf\u00e9 account' }));
   const latin1 = Buffer.from(json, 'latin1'); // é as the single byte E9: not UTF-8
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' };
   const invalid = await app.api.inject({ method: 'POST', url: '/rest/accounts', headers, payload: latin1 });

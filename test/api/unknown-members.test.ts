@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
-import { createOrganization, createWorker, restClient, workerToken } from '../helpers/factories.ts';
+import {
+  bankAccountBody,
+  createOrganization,
+  createWorker,
+  restClient,
+  workerToken,
+} from '../helpers/factories.ts';
 import {
   advanceBody,
   advancesOf,
@@ -90,23 +96,7 @@ test('POST /rest/accounts refuses data.id (the server names accounts) and unknow
   const app = await buildTestApp(t);
   const worker = await createWorker(app, await createOrganization(app));
   const api = restClient(app, await workerToken(app, worker.personId));
-  const body = {
-    data: {
-      type: 'accounts',
-      attributes: {
-        name: 'Everyday checking',
-        account_type: 'DEPOSITORY',
-        subtype: 'CHECKING',
-        details: {
-          first_name: 'Robin',
-          last_name: 'Lee',
-          routing_number: '110000000',
-          account_number: '000123456789',
-        },
-      },
-      relationships: { person: { data: { type: 'people', id: worker.personId } } },
-    },
-  };
+  const body = bankAccountBody(worker.personId);
   const accounts = () =>
     app.database.db.selectFrom('accounts').select('id').where('person_id', '=', worker.personId).execute();
   await assertEachRefused(

@@ -10,6 +10,7 @@ import { setOrganizationPolicy } from '../../src/operator/organizations.ts';
 import { importRoster } from '../../src/operator/roster-import.ts';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { type ApiProcess, startApiProcess } from '../helpers/ew-processes.ts';
+import { bankAccountBody } from '../helpers/factories.ts';
 import {
   advanceRequest,
   createClientByCli,
@@ -65,23 +66,7 @@ async function addBankAccount(url: string, worker: FundedWorker): Promise<string
   const number = `7${String(++accountNumbers).padStart(5, '0')}${worker.personId.replace(/\D/g, '').slice(0, 6)}`;
   const answer = await httpJson(`${url}/rest/accounts`, worker.token, {
     method: 'POST',
-    body: {
-      data: {
-        type: 'accounts',
-        attributes: {
-          name: 'Checking',
-          account_type: 'DEPOSITORY',
-          subtype: 'CHECKING',
-          details: {
-            first_name: 'Robin',
-            last_name: 'Lee',
-            routing_number: '110000000',
-            account_number: number,
-          },
-        },
-        relationships: { person: { data: { type: 'people', id: worker.personId } } },
-      },
-    },
+    body: bankAccountBody(worker.personId, { name: 'Checking' }, { account_number: number }),
   });
   assert.equal(answer.status, 200, answer.text);
   return answer.json.data!.id;

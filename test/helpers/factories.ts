@@ -106,3 +106,30 @@ export function restClient(app: TestApp, token: string) {
       app.api.inject({ method: 'DELETE', url, headers: { authorization: headers.authorization } }),
   };
 }
+
+/** The body of POST /rest/accounts for a bank account of the person; `overrides` and `details` replace members. */
+export function bankAccountBody(
+  personId: string,
+  overrides: Record<string, unknown> = {},
+  details: Record<string, unknown> = {},
+) {
+  return {
+    data: {
+      type: 'accounts',
+      attributes: {
+        name: 'Everyday checking',
+        account_type: 'DEPOSITORY',
+        subtype: 'CHECKING',
+        details: {
+          first_name: 'Robin',
+          last_name: 'Lee',
+          routing_number: '110000000',
+          account_number: '000123456789',
+          ...details,
+        },
+        ...overrides,
+      },
+      relationships: { person: { data: { type: 'people', id: personId } } },
+    },
+  };
+}

@@ -7,6 +7,7 @@ import { SystemLedger } from '../../src/ledger/ledger-accounts.ts';
 import { EarningsRecorder } from '../../src/money/earnings/earnings-recorder.ts';
 import { capture } from './cli.ts';
 import { SHARED_PUBLIC_URLS, startApiProcess } from './ew-processes.ts';
+import { bankAccountBody } from './factories.ts';
 import { createTestDatabaseTarget } from './test-database.ts';
 
 /**
@@ -187,23 +188,11 @@ export async function createFundedWorker(
   const token = await issueTokenByCli(world, personId);
   const created = await httpJson(`${apiUrl}/rest/accounts`, token, {
     method: 'POST',
-    body: {
-      data: {
-        type: 'accounts',
-        attributes: {
-          name: 'Checking',
-          account_type: 'DEPOSITORY',
-          subtype: 'CHECKING',
-          details: {
-            first_name: 'Robin',
-            last_name: 'Lee',
-            routing_number: '110000000',
-            account_number: `0001${personId.replace(/\D/g, '').slice(0, 8).padEnd(8, '7')}`,
-          },
-        },
-        relationships: { person: { data: { type: 'people', id: personId } } },
-      },
-    },
+    body: bankAccountBody(
+      personId,
+      { name: 'Checking' },
+      { account_number: `0001${personId.replace(/\D/g, '').slice(0, 8).padEnd(8, '7')}` },
+    ),
   });
   if (created.status !== 200) throw new Error(`bank account: ${created.status} ${created.text}`);
   const depositoryId = created.json.data!.id;

@@ -1,7 +1,14 @@
 import type { EarningsInput } from '../../src/money/earnings/earnings-recorder.ts';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import type { TestApp } from './build-test-app.ts';
-import { createOrganization, createWorker, restClient, type Worker, workerToken } from './factories.ts';
+import {
+  bankAccountBody,
+  createOrganization,
+  createWorker,
+  restClient,
+  type Worker,
+  workerToken,
+} from './factories.ts';
 
 export interface PaidWorker extends Worker {
   organizationId: string;
@@ -36,23 +43,14 @@ export async function createPaidWorker(
     .execute();
   const token = await workerToken(app, worker.personId);
   const api = restClient(app, token);
-  const created = await api.post('/rest/accounts', {
-    data: {
-      type: 'accounts',
-      attributes: {
-        name: 'Checking',
-        account_type: 'DEPOSITORY',
-        subtype: 'CHECKING',
-        details: {
-          first_name: 'Robin',
-          last_name: 'Lee',
-          routing_number: '110000000',
-          account_number: `0001${worker.personId.replace(/\D/g, '').slice(0, 8).padEnd(8, '7')}`,
-        },
-      },
-      relationships: { person: { data: { type: 'people', id: worker.personId } } },
-    },
-  });
+  const created = await api.post(
+    '/rest/accounts',
+    bankAccountBody(
+      worker.personId,
+      { name: 'Checking' },
+      { account_number: `0001${worker.personId.replace(/\D/g, '').slice(0, 8).padEnd(8, '7')}` },
+    ),
+  );
   if (created.statusCode !== 200) throw new Error(`bank account: ${created.body}`);
   const depositoryId = created.json().data.id as string;
   const patched = await api.patch(`/rest/jobs/${worker.jobId}`, {
