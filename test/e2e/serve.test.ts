@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,43 +7,12 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { runCli } from '../../src/cli/run.ts';
 import { DEMO } from '../../src/seed/demo.ts';
+import { type EwaProcess, spawnEwa, waitUntilServing } from '../helpers/ew-processes.ts';
 import { freePort } from '../helpers/free-port.ts';
 
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(env: Record<string, string>): Running {
-  let text = '';
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', EWA_WORKERS: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk) => {
-    text += chunk;
-  });
-  child.stderr!.on('data', (chunk) => {
-    text += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => text, exited };
-}
-
-async function waitForHealth(url: string, running: Running, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (running.child.exitCode !== null) throw new Error(`server exited early:\n${running.output()}`);
-    try {
-      const response = await fetch(`${url}/rest/health`);
-      if (response.status === 401) return; // up, and asking for a token as it should
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no healthy answer within ${timeoutMs} ms:\n${running.output()}`);
+/** `ewa serve` at the log level a user sees, with all it printed kept: the test reads its first lines. */
+function start(env: Record<string, string>): EwaProcess {
+  return spawnEwa(['serve'], { EWA_LOG_LEVEL: 'info', ...env }, Number.POSITIVE_INFINITY);
 }
 
 test('npm start path: first start creates the database, seeds, serves three listeners and stops cleanly', async (t) => {
@@ -63,7 +31,7 @@ test('npm start path: first start creates the database, seeds, serves three list
   };
   const running = start(env);
   t.after(() => running.child.kill('SIGKILL'));
-  await waitForHealth(env.EWA_BASE_URL, running, 60_000);
+  await waitUntilServing(running, env.EWA_BASE_URL, 60_000);
   const output = running.output();
   assert.match(output, /Seeded the sandbox demo data\./);
   for (const url of [env.EWA_BASE_URL, env.EWA_AUTH_URL, env.EWA_PAYMENTS_URL])
@@ -148,7 +116,7 @@ test('npm start path: first start creates the database, seeds, serves three list
   // Later starts find the database and seed nothing again.
   const again = start(env);
   t.after(() => again.child.kill('SIGKILL'));
-  await waitForHealth(env.EWA_BASE_URL, again, 30_000);
+  await waitUntilServing(again, env.EWA_BASE_URL, 30_000);
   assert.doesNotMatch(again.output(), /Seeded/);
   again.child.kill('SIGINT');
   assert.equal(await again.exited, 0);

@@ -22,8 +22,12 @@ export interface EwaProcess {
   kill(): Promise<void>;
 }
 
-/** Runs `ewa <args>` as a child process: only PATH and the given environment reach it. */
-export function spawnEwa(args: string[], env: Record<string, string>): EwaProcess {
+/**
+ * Runs `ewa <args>` as a child process: only PATH and the given environment reach it. It keeps the last
+ * `keepChars` of what the process printed: the tail is what explains a failure, and a long run must not grow
+ * without bound.
+ */
+export function spawnEwa(args: string[], env: Record<string, string>, keepChars = 20_000): EwaProcess {
   let text = '';
   const child = spawn(process.execPath, [MAIN, ...args], {
     // One process, unless a test asks for workers: on PostgreSQL the default is one per core.
@@ -31,8 +35,7 @@ export function spawnEwa(args: string[], env: Record<string, string>): EwaProces
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const keep = (chunk: Buffer) => {
-    // The tail is what explains a failure; a long run must not grow without bound.
-    text = (text + chunk).slice(-20_000);
+    text = (text + chunk).slice(-keepChars);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
@@ -87,18 +90,11 @@ async function startApiProcessOnce(env: Record<string, string>, timeoutMs: numbe
     EWA_SEED_DEMO: 'false',
     ...env,
   });
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (running.child.exitCode !== null)
-      throw new Error(`ewa serve exited before it was healthy:\n${running.output()}`);
-    try {
-      if ((await fetch(`${apiUrl}/rest/health`)).status === 401) break;
-    } catch {}
-    if (Date.now() > deadline) {
-      await running.kill();
-      throw new Error(`ewa serve gave no healthy answer within ${timeoutMs} ms:\n${running.output()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    await waitUntilServing(running, apiUrl, timeoutMs);
+  } catch (error) {
+    await running.kill();
+    throw error;
   }
   return {
     ...running,
@@ -110,4 +106,23 @@ async function startApiProcessOnce(env: Record<string, string>, timeoutMs: numbe
       return running.exited;
     },
   };
+}
+
+/** Resolves once `ewa serve` answers /rest/health at `apiUrl` (401 without a token: up, and asking for one). */
+export async function waitUntilServing(
+  running: EwaProcess,
+  apiUrl: string,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (running.child.exitCode !== null)
+      throw new Error(`ewa serve exited before it was healthy:\n${running.output()}`);
+    try {
+      if ((await fetch(`${apiUrl}/rest/health`)).status === 401) return;
+    } catch {}
+    if (Date.now() > deadline)
+      throw new Error(`ewa serve gave no healthy answer within ${timeoutMs} ms:\n${running.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
