@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { BASE_URL, buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import {
+  bankAccountBody,
   createOrganization,
   createWorker,
   linkedClientToken,
@@ -10,25 +11,15 @@ import {
   workerToken,
 } from '../helpers/factories.ts';
 
-const BANK = { routing_number: '110000000', first_name: 'Robin', last_name: 'Lee' };
-
 async function addBankAccount(
   api: ReturnType<typeof restClient>,
   personId: string,
   accountNumber = '12345678',
 ) {
-  const response = await api.post('/rest/accounts', {
-    data: {
-      type: 'accounts',
-      attributes: {
-        name: 'Everyday checking',
-        account_type: 'DEPOSITORY',
-        subtype: 'CHECKING',
-        details: { ...BANK, account_number: accountNumber },
-      },
-      relationships: { person: { data: { type: 'people', id: personId } } },
-    },
-  });
+  const response = await api.post(
+    '/rest/accounts',
+    bankAccountBody(personId, {}, { account_number: accountNumber }),
+  );
   assert.equal(response.statusCode, 200, response.body);
   return response.json().data.id as string;
 }
