@@ -217,7 +217,7 @@ export async function issueWorkerTokens(
 }
 
 /**
- * An employer and `count` workers, each with a shift of `shiftMinor` worked today (New York) and a user token:
+ * An employer and `count` workers, each with a shift of `shift.amountMinor` worked today (New York) and a user token:
  * the start of the scenarios that load the API with workers' requests.
  */
 export async function seedWorkersWithTokens(
