@@ -1,13 +1,19 @@
 import { Buffer } from 'node:buffer';
 import { hkdfSync } from 'node:crypto';
 import { isIP } from 'node:net';
-import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { availableParallelism, homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { isAbaRoutingNumber, UAT_ROUTING_NUMBER } from './domain/routing-number.ts';
 
 /** Where the server's data lives: the embedded PGlite files, or a PostgreSQL server. */
 export type DatabaseConfig =
-  | { readonly kind: 'pglite'; readonly dataDir: string; readonly limits: DatabaseLimits }
+  | {
+      readonly kind: 'pglite';
+      readonly dataDir: string;
+      /** Where fresh-cluster templates are kept (src/db/pglite-cluster.ts); undefined: every new cluster runs initdb. */
+      readonly templateDir: string | undefined;
+      readonly limits: DatabaseLimits;
+    }
   | {
       readonly kind: 'postgres';
       readonly url: string;
@@ -299,7 +305,12 @@ export function loadConfig(env: Env = process.env): Config {
         ...optional('schema', read.identifier('EWA_DB_SCHEMA')),
         limits,
       }
-    : { kind: 'pglite', dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')), limits };
+    : {
+        kind: 'pglite',
+        dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')),
+        templateDir: templateDirOf(read.string('EWA_EMBEDDED_TEMPLATE_DIR', defaultTemplateDir(env))),
+        limits,
+      };
   const http: HttpLimits = {
     requestTimeoutMs: read.integer('EWA_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     headersTimeoutMs: read.integer('EWA_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -629,6 +640,16 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 
 function dataDirOf(value: string): string {
   return value === ':memory:' ? value : resolve(value);
+}
+
+/** The user's cache directory (XDG), so that the template is theirs alone and outlives a checkout. */
+function defaultTemplateDir(env: Env): string {
+  const cacheHome = env.XDG_CACHE_HOME?.trim() || join(homedir(), '.cache');
+  return join(cacheHome, 'ewa-server');
+}
+
+function templateDirOf(value: string): string | undefined {
+  return value === 'off' ? undefined : resolve(value);
 }
 
 class EnvReader {

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import { statementLog } from '../platform/statement-spans.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { openCluster } from './pglite-cluster.ts';
 import { PGlitePool } from './pglite-pool.ts';
 import { preparingPool } from './prepared-pool.ts';
 import type { DB } from './schema.ts';
@@ -57,12 +58,16 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
   try {
     // Imported here: a process on PostgreSQL never loads the embedded database's code (half a megabyte of it).
     const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
-    pglite = await PGlite.create(inMemory ? undefined : join(dataDir, 'pgdata'), {
-      parsers: { [pgliteTypes.INT8]: parseBigint },
-      // PostgreSQL's default of 128 MB of shared buffers is the process's own memory here, all of it touched
-      // sooner or later; a development database fits in far less (docs/design/performance.md#memory).
-      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
-    });
+    ({ pglite } = await openCluster({
+      pgdata: inMemory ? undefined : join(dataDir, 'pgdata'),
+      templateDir: config.templateDir,
+      pgliteOptions: {
+        parsers: { [pgliteTypes.INT8]: parseBigint },
+        // PostgreSQL's default of 128 MB of shared buffers is the process's own memory here, all of it touched
+        // sooner or later; a development database fits in far less (docs/design/performance.md#memory).
+        startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+      },
+    }));
   } catch (error) {
     unlock();
     throw error;

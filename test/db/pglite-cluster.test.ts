@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
+import { NotAClusterError, type OpenedCluster, openCluster } from '../../src/db/pglite-cluster.ts';
+import { spawnEwa } from '../helpers/ew-processes.ts';
+
+function scratch(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ewa-cluster-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Opens a cluster, checks that it answers and keeps what it is given, and closes it. */
+async function openAndUse(
+  pgdata: string | undefined,
+  templateDir: string | undefined,
+): Promise<OpenedCluster> {
+  const opened = await openCluster({ pgdata, templateDir, pgliteOptions: {} });
+  try {
+    await opened.pglite.exec('create table kept (n int); insert into kept values (7)');
+    const { rows } = await opened.pglite.query<{ n: number }>('select n from kept');
+    assert.deepEqual(rows, [{ n: 7 }]);
+  } finally {
+    await opened.pglite.close();
+  }
+  return opened;
+}
+
+function templatesIn(templateDir: string): string[] {
+  return existsSync(templateDir) ? readdirSync(templateDir) : [];
+}
+
+test('the first new cluster is made by initdb and kept as the template; the next ones are loaded from it', async () => {
+  const dir = scratch();
+  const templateDir = join(dir, 'templates');
+
+  assert.equal((await openAndUse(join(dir, 'a', 'pgdata'), templateDir)).origin, 'initdb');
+  const kept = templatesIn(templateDir);
+  assert.equal(kept.length, 1, `one whole template and no partial file: ${kept}`);
+  assert.match(kept[0]!, /^pglite-[\w.-]+-cluster-\d+\.tar\.gz$/);
+
+  assert.equal((await openAndUse(join(dir, 'b', 'pgdata'), templateDir)).origin, 'template');
+  assert.equal((await openAndUse(undefined, templateDir)).origin, 'template', 'a cluster in memory too');
+  assert.deepEqual(readdirSync(join(dir, 'b')), ['pgdata'], 'made beside, then renamed into place');
+
+  // What the first use wrote stays in the cluster: it is opened as it is, not made again.
+  const reopened = await openCluster({ pgdata: join(dir, 'b', 'pgdata'), templateDir, pgliteOptions: {} });
+  try {
+    assert.equal(reopened.origin, 'existing');
+    assert.deepEqual((await reopened.pglite.query('select n from kept')).rows, [{ n: 7 }]);
+  } finally {
+    await reopened.pglite.close();
+  }
+  // The template holds a fresh cluster, not what was written into a cluster made from it.
+  const fromTemplate = await openCluster({
+    pgdata: join(dir, 'c', 'pgdata'),
+    templateDir,
+    pgliteOptions: {},
+  });
+  try {
+    const { rows } = await fromTemplate.pglite.query("select to_regclass('kept') as kept");
+    assert.deepEqual(rows, [{ kept: null }]);
+  } finally {
+    await fromTemplate.pglite.close();
+  }
+});
+
+test('a damaged template is dropped: the cluster is made by initdb, whose cluster becomes the template', async () => {
+  const dir = scratch();
+  const templateDir = join(dir, 'templates');
+  await openAndUse(join(dir, 'first', 'pgdata'), templateDir);
+  const [name] = templatesIn(templateDir);
+  const file = join(templateDir, name!);
+  const whole = readFileSync(file);
+
+  const damages: [string, Buffer][] = [
+    ['cut in half', whole.subarray(0, whole.length >> 1)],
+    ['not an archive', Buffer.from('not a tarball\n')],
+  ];
+  for (const [damage, bytes] of damages) {
+    writeFileSync(file, bytes);
+    const where = join(dir, damage.replaceAll(' ', '-'), 'pgdata');
+    assert.equal((await openAndUse(where, templateDir)).origin, 'initdb', damage);
+    assert.deepEqual(readdirSync(join(where, '..')), ['pgdata'], `${damage}: nothing half-made left beside`);
+    assert.ok(readFileSync(file).length > bytes.length, `${damage}: a whole template again`);
+    assert.equal((await openAndUse(join(where, '..', 'next'), templateDir)).origin, 'template', damage);
+  }
+});
+
+test('a directory with files but no database is refused as it is, naming it; an empty one is used', async () => {
+  const dir = scratch();
+  const pgdata = join(dir, 'pgdata');
+  mkdirSync(pgdata);
+  writeFileSync(join(pgdata, 'notes.txt'), 'mine');
+  await assert.rejects(
+    openCluster({ pgdata, templateDir: undefined, pgliteOptions: {} }),
+    (error: unknown) => error instanceof NotAClusterError && error.message.includes(pgdata),
+  );
+  assert.deepEqual(readdirSync(pgdata), ['notes.txt']);
+
+  rmSync(join(pgdata, 'notes.txt'));
+  assert.equal((await openAndUse(pgdata, undefined)).origin, 'initdb');
+});
+
+test('what a process killed while it made a cluster left beside it is cleared, and no template is kept when off', async () => {
+  const dir = scratch();
+  const pgdata = join(dir, 'data', 'pgdata');
+  mkdirSync(`${pgdata}.new`, { recursive: true });
+  writeFileSync(join(`${pgdata}.new`, 'PG_VERSION'), 'half');
+  assert.equal((await openAndUse(pgdata, undefined)).origin, 'initdb');
+  assert.deepEqual(readdirSync(join(dir, 'data')), ['pgdata']);
+  assert.deepEqual(readdirSync(dir), ['data'], 'no template anywhere');
+});
+
+test('the template directory comes from EWA_EMBEDDED_TEMPLATE_DIR, else the user cache; off turns it off', () => {
+  const templateDirOf = (env: Record<string, string>) => {
+    const { database } = loadConfig({ EWA_DATA_DIR: ':memory:', ...env });
+    assert.equal(database.kind, 'pglite');
+    return database.kind === 'pglite' ? database.templateDir : 'not embedded';
+  };
+  assert.equal(templateDirOf({ EWA_EMBEDDED_TEMPLATE_DIR: '/var/cache/ewa' }), '/var/cache/ewa');
+  assert.equal(templateDirOf({ EWA_EMBEDDED_TEMPLATE_DIR: 'off' }), undefined);
+  assert.equal(templateDirOf({ XDG_CACHE_HOME: '/home/me/.cache' }), '/home/me/.cache/ewa-server');
+  assert.match(templateDirOf({}) ?? '', /\/\.cache\/ewa-server$/);
+});
+
+test('two processes making their first clusters at once both succeed and leave one whole template', async () => {
+  const dir = scratch();
+  const templateDir = join(dir, 'templates');
+  const migrations = ['one', 'two'].map((name) =>
+    spawnEwa(['migrate'], { EWA_DATA_DIR: join(dir, name), EWA_EMBEDDED_TEMPLATE_DIR: templateDir }),
+  );
+  const codes = await Promise.all(migrations.map((migration) => migration.exited));
+  assert.deepEqual(codes, [0, 0], migrations.map((migration) => migration.output()).join('\n'));
+  assert.equal(templatesIn(templateDir).length, 1, `${templatesIn(templateDir)}`);
+  assert.equal((await openAndUse(join(dir, 'three', 'pgdata'), templateDir)).origin, 'template');
+});
