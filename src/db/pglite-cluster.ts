@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import { extract } from 'tar';
 
@@ -27,6 +29,8 @@ export interface ClusterOptions {
 
 /** Bumped when what a template holds changes; PGlite's own version is in the file name too. */
 const TEMPLATE_FORMAT = 1;
+
+const gunzipAsync = promisify(gunzip);
 
 const templatesRead = new Map<string, Promise<Blob | undefined>>();
 
@@ -67,7 +71,8 @@ async function makeClusterInMemory(PGlite: PGliteClass, options: ClusterOptions)
         origin: 'template',
       };
     } catch {
-      await dropTemplate(file);
+      // Damaged on disk: made by initdb instead, whose cluster replaces it.
+      templatesRead.delete(file);
     }
   }
   const pglite = await PGlite.create(undefined, pgliteOptions);
@@ -86,13 +91,14 @@ async function makeClusterOnDisk(
 ): Promise<ClusterOrigin> {
   const { templateDir, pgliteOptions } = options;
   const file = templateDir === undefined ? undefined : await templateFile(templateDir);
-  if (file !== undefined && (await exists(file))) {
+  // A template directory that cannot be read is as none: the template only saves time.
+  if (file !== undefined && (await exists(file).catch(() => false))) {
     try {
       await extractTemplate(file, where);
       return 'template';
     } catch {
-      await dropTemplate(file);
-      // maxRetries: a write of the failed extraction may still be under way.
+      // Damaged on disk, or this disk full: made by initdb instead, whose cluster replaces the template if it can
+      // be made. maxRetries: a write of the failed extraction may still be under way.
       await rm(where, { recursive: true, force: true, maxRetries: 5 });
     }
   }
@@ -127,21 +133,17 @@ async function templateFile(templateDir: string): Promise<string> {
   return join(templateDir, `pglite-${await pgliteVersion()}-cluster-${TEMPLATE_FORMAT}.tar.gz`);
 }
 
-/** A template that does not load (damaged on disk) is dropped; the cluster is then made as if there were none. */
-async function dropTemplate(file: string): Promise<void> {
-  templatesRead.delete(file);
-  await rm(file, { force: true });
-}
-
-/** The template kept in `file`, read once per process; undefined when there is none or it cannot be read. */
+/** The template kept in `file`, read once per process; undefined when there is none or it is damaged. */
 function readTemplate(file: string): Promise<Blob | undefined> {
   let template = templatesRead.get(file);
   if (!template) {
-    template = readFile(file).then(
-      // The type tells PGlite the tarball is compressed.
-      (bytes) => new Blob([bytes], { type: 'application/x-gzip' }),
-      () => undefined,
-    );
+    // Uncompressed here, so that a damaged template fails here, where it is caught, not in PGlite's stream.
+    template = readFile(file)
+      .then((bytes) => gunzipAsync(bytes))
+      .then(
+        (tar) => new Blob([tar], { type: 'application/x-tar' }),
+        () => undefined,
+      );
     templatesRead.set(file, template);
   }
   return template;
@@ -162,7 +164,7 @@ async function keepAsTemplate(fresh: PGlite, file: string): Promise<void> {
     await rename(partial, file);
     templatesRead.delete(file);
   } catch {
-    await rm(partial, { force: true });
+    await rm(partial, { force: true }).catch(() => {});
   }
 }
 

@@ -76,7 +76,7 @@ test('the first new cluster is made by initdb and kept as the template; the next
   }
 });
 
-test('a damaged template is dropped: the cluster is made by initdb, whose cluster becomes the template', async () => {
+test('a damaged template is passed over: the cluster is made by initdb, whose cluster replaces it', async () => {
   const dir = scratch();
   const templateDir = join(dir, 'templates');
   await openAndUse(join(dir, 'first', 'pgdata'), templateDir);
@@ -96,6 +96,9 @@ test('a damaged template is dropped: the cluster is made by initdb, whose cluste
     assert.ok(readFileSync(file).length > bytes.length, `${damage}: a whole template again`);
     assert.equal((await openAndUse(join(where, '..', 'next'), templateDir)).origin, 'template', damage);
   }
+  writeFileSync(file, Buffer.from('not a tarball\n'));
+  assert.equal((await openAndUse(undefined, templateDir)).origin, 'initdb', 'in memory');
+  assert.equal((await openAndUse(undefined, templateDir)).origin, 'template', 'in memory, once replaced');
 });
 
 test('a directory with files but no database is refused as it is, naming it; an empty one is used', async () => {
@@ -121,6 +124,15 @@ test('what a process killed while it made a cluster left beside it is cleared, a
   assert.equal((await openAndUse(pgdata, undefined)).origin, 'initdb');
   assert.deepEqual(readdirSync(join(dir, 'data')), ['pgdata']);
   assert.deepEqual(readdirSync(dir), ['data'], 'no template anywhere');
+});
+
+test('a template directory that cannot be used (a file stands there) only means initdb each time', async () => {
+  const dir = scratch();
+  const templateDir = join(dir, 'not-a-directory');
+  writeFileSync(templateDir, 'a file');
+  assert.equal((await openAndUse(join(dir, 'disk', 'pgdata'), templateDir)).origin, 'initdb');
+  assert.equal((await openAndUse(undefined, templateDir)).origin, 'initdb');
+  assert.equal(readFileSync(templateDir, 'utf8'), 'a file');
 });
 
 test('the template directory comes from EWA_EMBEDDED_TEMPLATE_DIR, else the user cache; off turns it off', () => {
