@@ -3,6 +3,7 @@ import { ConfigError } from '../config.ts';
 import { DataDirBusyError } from '../db/data-dir-lock.ts';
 import { DatabaseUnavailableError } from '../db/database-unavailable.ts';
 import { MigrationError } from '../db/migrate.ts';
+import { NotAClusterError } from '../db/pglite-cluster.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { clientCommands } from './clients.ts';
@@ -143,6 +144,7 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
       error instanceof ConfigError ||
       error instanceof ComplianceFileError ||
       error instanceof DataDirBusyError ||
+      error instanceof NotAClusterError ||
       error instanceof MigrationError
     ) {
       writeLine(context.stderr, `ewa ${command.name}: ${error.message}`);

@@ -111,6 +111,12 @@ test('a directory with files but no database is refused as it is, naming it; an 
     (error: unknown) => error instanceof NotAClusterError && error.message.includes(pgdata),
   );
   assert.deepEqual(readdirSync(pgdata), ['notes.txt']);
+  const migration = spawnEwa(['migrate'], { EWA_DATA_DIR: dir, EWA_EMBEDDED_TEMPLATE_DIR: 'off' });
+  assert.equal(await migration.exited, 1);
+  assert.equal(
+    migration.output().trim(),
+    `ewa migrate: ${pgdata} holds files but no database (no PG_VERSION): move it away, or choose another EWA_DATA_DIR.`,
+  );
 
   rmSync(join(pgdata, 'notes.txt'));
   assert.equal((await openAndUse(pgdata, undefined)).origin, 'initdb');
