@@ -32,8 +32,6 @@ const TEMPLATE_FORMAT = 1;
 
 const gunzipAsync = promisify(gunzip);
 
-const templatesRead = new Map<string, Promise<Blob | undefined>>();
-
 /**
  * Opens the embedded database's cluster, making it first when there is none. PGlite makes a cluster by running
  * initdb: a second PostgreSQL and initdb, both WebAssembly, beside the first, which took seconds and set the
@@ -72,7 +70,6 @@ async function makeClusterInMemory(PGlite: PGliteClass, options: ClusterOptions)
       };
     } catch {
       // Damaged on disk: made by initdb instead, whose cluster replaces it.
-      templatesRead.delete(file);
     }
   }
   const pglite = await PGlite.create(undefined, pgliteOptions);
@@ -133,20 +130,17 @@ async function templateFile(templateDir: string): Promise<string> {
   return join(templateDir, `pglite-${await pgliteVersion()}-cluster-${TEMPLATE_FORMAT}.tar.gz`);
 }
 
-/** The template kept in `file`, read once per process; undefined when there is none or it is damaged. */
+/**
+ * The template kept in `file`, or undefined when there is none or it is damaged. Uncompressed here, so that a
+ * damaged template fails where it is caught, not in PGlite's stream; not kept after, since it is 40 MB.
+ */
 function readTemplate(file: string): Promise<Blob | undefined> {
-  let template = templatesRead.get(file);
-  if (!template) {
-    // Uncompressed here, so that a damaged template fails here, where it is caught, not in PGlite's stream.
-    template = readFile(file)
-      .then((bytes) => gunzipAsync(bytes))
-      .then(
-        (tar) => new Blob([tar], { type: 'application/x-tar' }),
-        () => undefined,
-      );
-    templatesRead.set(file, template);
-  }
-  return template;
+  return readFile(file)
+    .then((bytes) => gunzipAsync(bytes))
+    .then(
+      (tar) => new Blob([tar], { type: 'application/x-tar' }),
+      () => undefined,
+    );
 }
 
 /**
@@ -162,7 +156,6 @@ async function keepAsTemplate(fresh: PGlite, file: string): Promise<void> {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     await writeFile(partial, Buffer.from(await template.arrayBuffer()), { mode: 0o600 });
     await rename(partial, file);
-    templatesRead.delete(file);
   } catch {
     await rm(partial, { force: true }).catch(() => {});
   }
