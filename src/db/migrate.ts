@@ -21,6 +21,22 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
+/**
+ * PostgreSQL creates tables in the first schema of the search path that exists; with none it fails deep inside the
+ * first migration. Said first, by name: EWA_DB_SCHEMA (or the role's search_path) names a schema nobody made.
+ */
+async function requireSchema(db: Db): Promise<void> {
+  const { rows } = await sql<{ schema: string | null; path: string }>`
+    select current_schema() as schema, current_setting('search_path') as path`.execute(db);
+  const [row] = rows;
+  if (row && row.schema === null)
+    throw new MigrationError(
+      `No schema on the search path (${row.path}) exists in this database, so there is nowhere to create the ` +
+        'tables. Create it first (for EWA_DB_SCHEMA=name: create schema name), or unset EWA_DB_SCHEMA to use the ' +
+        'default schema.',
+    );
+}
+
 export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
   const files = readdirSync(dir)
     .filter((file) => file.endsWith('.sql'))
@@ -54,6 +70,7 @@ export async function migrate(
       // A migration may rebuild a large table, and waits for another process's migration to end: no session limit.
       await UNLIMITED_TRANSACTION.execute(tx);
       await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(tx);
+      await requireSchema(tx);
       await sql`create table if not exists schema_migrations (
         name text primary key,
         checksum text not null,

@@ -6,7 +6,8 @@ import { after, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
 import { MIGRATIONS_DIR, MigrationError, migrate, readMigrations } from '../../src/db/migrate.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
+import { ewa } from '../helpers/cli.ts';
+import { createTestDatabase, onPostgres } from '../helpers/test-database.ts';
 
 async function tables(db: Awaited<ReturnType<typeof openDatabase>>['db']): Promise<string[]> {
   const result = await sql<{ name: string }>`
@@ -121,6 +122,34 @@ test('a migration edited after it was applied, or unknown to this version, stops
     () => readMigrations(migrationsDir({ 'Bad Name.sql': 'select 1;' })),
     /must be named NNNN_lower_snake_case.sql/,
   );
+});
+
+test('a schema that does not exist stops migrate in one line naming it, before anything is made', {
+  skip: onPostgres
+    ? false
+    : 'EWA_DB_SCHEMA is a PostgreSQL setting; the embedded database has no schema to miss',
+}, async (t) => {
+  const target = await createTestDatabase(t);
+  await target.drop();
+  const database = await openDatabase(target.config);
+  t.after(() => database.close());
+  // Other tests make their tables meanwhile, each in a test_ schema of its own: the others are counted.
+  const tablesEverywhere = async () =>
+    (
+      await sql<{ n: number }>`select count(*)::int as n from information_schema.tables
+          where table_schema not like 'test\\_%'`.execute(database.db)
+    ).rows[0]!.n;
+  const before = await tablesEverywhere();
+  await assert.rejects(migrate(database.db), (error: unknown) => {
+    assert.ok(error instanceof MigrationError);
+    assert.match(error.message, new RegExp(`No schema on the search path \\(${target.env.EWA_DB_SCHEMA}\\)`));
+    return true;
+  });
+  assert.equal(await tablesEverywhere(), before, 'migrate made a table somewhere');
+  const run = await ewa(target.env, 'migrate');
+  assert.equal(run.code, 1);
+  assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+  assert.match(run.stderr, /^ewa migrate: No schema on the search path .*create schema name/);
 });
 
 test('ledger entries are append-only', async (t) => {
