@@ -1,3 +1,4 @@
+import { errors } from 'oidc-provider';
 import type { Db } from '../db/database.ts';
 import { textProblem } from '../domain/input-text.ts';
 import { clientMetadata } from './client-metadata.ts';
@@ -88,20 +89,38 @@ export function databaseAdapter(db: Db, now: () => Date, clients = new ClientCac
       return this.#findWhere('user_code', userCode);
     }
 
+    /**
+     * The provider reads an artifact, sees it unused, then consumes it: two requests racing with one code or
+     * refresh token would both pass that check. So the claim is one conditional update, and the request that
+     * loses it is a replay, answered as the provider answers one that comes later: invalid_grant, and the whole
+     * grant revoked, tokens issued to the winner included.
+     */
     async consume(id: string): Promise<void> {
-      await db
+      const replayed = SINGLE_USE[this.model];
+      const claimed = await db
         .updateTable('oauth_payloads')
         .set({ consumed_at: now() })
         .where('model', '=', this.model)
         .where('id', '=', id)
-        .execute();
+        .$if(replayed !== undefined, (update) => update.where('consumed_at', 'is', null))
+        .returning('grant_id')
+        .executeTakeFirst();
+      if (claimed || replayed === undefined) return;
+      const row = await db
+        .selectFrom('oauth_payloads')
+        .select('grant_id')
+        .where('model', '=', this.model)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (row?.grant_id) await this.revokeByGrantId(row.grant_id, { grantToo: true });
+      throw new errors.InvalidGrant(replayed);
     }
 
     async destroy(id: string): Promise<void> {
       await db.deleteFrom('oauth_payloads').where('model', '=', this.model).where('id', '=', id).execute();
     }
 
-    async revokeByGrantId(grantId: string): Promise<void> {
+    async revokeByGrantId(grantId: string, options: { grantToo?: boolean } = {}): Promise<void> {
       await db.transaction().execute(async (tx) => {
         await tx
           .insertInto('oauth_revocations')
@@ -113,10 +132,25 @@ export function databaseAdapter(db: Db, now: () => Date, clients = new ClientCac
           .onConflict((conflict) => conflict.columns(['kind', 'value']).doNothing())
           .execute();
         await tx.deleteFrom('oauth_payloads').where('grant_id', '=', grantId).execute();
+        // The provider destroys the grant itself after revoking its tokens; a replay found here has no provider to.
+        if (options.grantToo)
+          await tx
+            .deleteFrom('oauth_payloads')
+            .where('model', '=', 'Grant')
+            .where('id', '=', grantId)
+            .execute();
       });
     }
   };
 }
+
+/** The artifacts a grant is redeemed with, each once, and what the provider says when one is used again. */
+const SINGLE_USE: Record<string, string> = {
+  AuthorizationCode: 'authorization code already consumed',
+  RefreshToken: 'refresh token already used',
+  DeviceCode: 'device code already consumed',
+  BackchannelAuthenticationRequest: 'backchannel authentication request already consumed',
+};
 
 const CLIENT_CACHE_MS = 2_000;
 const CLIENT_CACHE_MAX = 10_000;

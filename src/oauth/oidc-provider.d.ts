@@ -89,6 +89,7 @@ declare module 'oidc-provider' {
     InvalidTarget: new () => Error;
     InvalidScope: new (description: string, scope: string) => Error;
     InvalidRequest: new (description: string) => Error;
+    InvalidGrant: new (detail: string) => Error;
   };
   export default Provider;
 }

@@ -198,6 +198,38 @@ test('refresh tokens rotate; a used one revokes the grant, the newest token incl
   assert.equal(await apiStatus(s, second.body.access_token!), 401);
 });
 
+test('a code or a refresh token sent many times at once is redeemed once; the rest are replays that revoke the grant', async (t) => {
+  const s = await setup(t);
+  const grant = await code(s);
+  const exchanges = await Promise.all(Array.from({ length: 10 }, () => exchange(s, grant)));
+  const issued = exchanges.filter((result) => result.status === 200);
+  assert.equal(issued.length, 1, JSON.stringify(exchanges.map((result) => result.status)));
+  for (const result of exchanges) if (result.status !== 200) assertOAuthError(result, 400, 'invalid_grant');
+  const winner = issued[0]!.body;
+  await eventually(async () => (await apiStatus(s, winner.access_token!)) === 401);
+  assertOAuthError(
+    await tokenRequest(s, { grant_type: 'refresh_token', refresh_token: winner.refresh_token! }),
+    400,
+    'invalid_grant',
+  );
+
+  const tokens = (await exchange(s, await code(s))).body;
+  const refreshes = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      tokenRequest(s, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }),
+    ),
+  );
+  const rotated = refreshes.filter((result) => result.status === 200);
+  assert.equal(rotated.length, 1, JSON.stringify(refreshes.map((result) => result.status)));
+  for (const result of refreshes) if (result.status !== 200) assertOAuthError(result, 400, 'invalid_grant');
+  assertOAuthError(
+    await tokenRequest(s, { grant_type: 'refresh_token', refresh_token: rotated[0]!.body.refresh_token! }),
+    400,
+    'invalid_grant',
+  );
+  await eventually(async () => (await apiStatus(s, rotated[0]!.body.access_token!)) === 401);
+});
+
 test('refresh tokens only with offline_access', async (t) => {
   const s = await setup(t);
   const tokens = await exchange(s, await code(s, 'openid user:read'));
