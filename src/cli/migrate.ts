@@ -13,7 +13,8 @@ export const migrateCommand: Command = {
   options: { json: { type: 'boolean' } },
   async run(flags, _positionals, context) {
     const { database, applied } = await openMigratedDatabase(context);
-    await database.close();
+    // Forwarded to a running server, the database is the server's own: it stays open.
+    if (!context.database) await database.close();
     if (flags.json) writeLine(context.stdout, JSON.stringify({ applied }));
     else if (applied.length === 0) writeLine(context.stdout, 'The database is up to date.');
     else for (const name of applied) writeLine(context.stdout, `applied ${name}`);

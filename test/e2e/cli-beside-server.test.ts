@@ -114,6 +114,14 @@ test('on the embedded database, ewa runs its commands through the running server
   assert.equal(noFile.code, 2);
   assert.ok(noFile.stderr.includes(`cannot read ${join(work, 'nothing.csv')}: ENOENT`), noFile.stderr);
 
+  // A command run inside the server leaves the server's database open: migrate too, twice (it once closed it).
+  for (const argv of [['migrate'], ['migrate', '--json']]) {
+    const migrated = await ewaIn(ROOT, env, ...argv);
+    assert.equal(migrated.code, 0, migrated.stderr);
+  }
+  const still = await ewaIn(ROOT, env, 'clients', 'list');
+  assert.equal(still.code, 0, still.stderr);
+
   // Another credential, or none, runs nothing; `serve` is not run twice.
   assert.equal(await postToSocket(description.socket, 'Bearer wrong', '{"argv":["migrate"],"cwd":"/"}'), 401);
   assert.equal(await postToSocket(description.socket, '', '{"argv":["migrate"],"cwd":"/"}'), 401);
