@@ -1,6 +1,6 @@
 import { ComplianceFileError } from '../compliance/state-rules.ts';
 import { ConfigError } from '../config.ts';
-import { DataDirBusyError } from '../db/data-dir-lock.ts';
+import { DataDirBusyError, DataDirUnusableError } from '../db/data-dir-lock.ts';
 import { DatabaseUnavailableError } from '../db/database-unavailable.ts';
 import { MigrationError } from '../db/migrate.ts';
 import { NotAClusterError } from '../db/pglite-cluster.ts';
@@ -144,6 +144,7 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
       error instanceof ConfigError ||
       error instanceof ComplianceFileError ||
       error instanceof DataDirBusyError ||
+      error instanceof DataDirUnusableError ||
       error instanceof NotAClusterError ||
       error instanceof MigrationError
     ) {

@@ -5,12 +5,38 @@ export class DataDirBusyError extends Error {
   override name = 'DataDirBusyError';
 }
 
+/** EWA_DATA_DIR names a place where the embedded database cannot live: said in one line, naming it. */
+export class DataDirUnusableError extends Error {
+  override name = 'DataDirUnusableError';
+
+  constructor(dataDir: string, error: unknown) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? 'a file stands where it, or a folder above it, should be'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'this user may not write there'
+          : code === 'EROFS'
+            ? 'the file system is read-only'
+            : (error as Error).message;
+    super(
+      `The embedded database's directory ${dataDir} (EWA_DATA_DIR) cannot be used: ${why}. ` +
+        'Set EWA_DATA_DIR to a directory this user may write, or to one that does not exist yet.',
+      { cause: error },
+    );
+  }
+}
+
 /**
  * The embedded database is files that one process may open at a time. This lock file beside them makes a
  * second process (a CLI command while the server runs) stop with a clear message instead of corrupting them.
  */
 export function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (error) {
+    throw new DataDirUnusableError(dataDir, error);
+  }
   const path = join(dataDir, 'owner.pid');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -19,7 +45,7 @@ export function lockDataDir(dataDir: string): () => void {
       closeSync(fd);
       return () => rmSync(path, { force: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new DataDirUnusableError(dataDir, error);
       const owner = Number(readFileSync(path, 'utf8').trim());
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
         throw new DataDirBusyError(

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { NotAClusterError, type OpenedCluster, openCluster } from '../../src/db/pglite-cluster.ts';
+import { ewa } from '../helpers/cli.ts';
 import { spawnEwa } from '../helpers/ew-processes.ts';
 
 function scratch(): string {
@@ -120,6 +121,22 @@ test('a directory with files but no database is refused as it is, naming it; an 
 
   rmSync(join(pgdata, 'notes.txt'));
   assert.equal((await openAndUse(pgdata, undefined)).origin, 'initdb');
+});
+
+test('an EWA_DATA_DIR where a file stands, or under one, is refused in one line naming it, and nothing is made', async () => {
+  const file = join(scratch(), 'a-file');
+  writeFileSync(file, 'mine');
+  for (const dataDir of [file, join(file, 'below')]) {
+    const run = await ewa({ EWA_DATA_DIR: dataDir, EWA_EMBEDDED_TEMPLATE_DIR: 'off' }, 'orgs', 'list');
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      `ewa orgs list: The embedded database's directory ${dataDir} (EWA_DATA_DIR) cannot be used: a file stands ` +
+        'where it, or a folder above it, should be. Set EWA_DATA_DIR to a directory this user may write, or to ' +
+        'one that does not exist yet.\n',
+    );
+  }
+  assert.equal(readFileSync(file, 'utf8'), 'mine');
 });
 
 test('what a process killed while it made a cluster left beside it is cleared, and no template is kept when off', async () => {
