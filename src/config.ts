@@ -286,10 +286,15 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env);
   const runEnv = read.oneOf('EWA_ENV', ['uat', 'production'] as const, 'uat');
-  const host = read.string('EWA_HOST', 'localhost');
+  const host = read.optionalHost('EWA_HOST') ?? 'localhost';
   const apiPort = read.port('EWA_API_PORT', 8080);
   const authPort = read.port('EWA_AUTH_PORT', 8081);
   const paymentsPort = read.port('EWA_PAYMENTS_PORT', 8082);
+  requireOwnPorts([
+    ['EWA_API_PORT', apiPort],
+    ['EWA_AUTH_PORT', authPort],
+    ['EWA_PAYMENTS_PORT', paymentsPort],
+  ]);
   const databaseUrl = read.optionalUrl('DATABASE_URL', ['postgres:', 'postgresql:']);
   const limits: DatabaseLimits = {
     statementTimeoutMs: read.integer('EWA_DB_STATEMENT_TIMEOUT_MS', 10_000, 0, 3_600_000),
@@ -531,6 +536,17 @@ export function checkWorkerCount(count: number, database: DatabaseConfig, settin
     throw new ConfigError(
       `${setting}=${count} needs DATABASE_URL: the embedded database is opened by one process only, so it runs one worker.`,
     );
+}
+
+/** The three listeners each need a port of their own (0 takes any free one, so it never clashes). */
+function requireOwnPorts(ports: [string, number][]): void {
+  for (const [index, [name, port]] of ports.entries()) {
+    const clash = ports.slice(0, index).find(([, other]) => port !== 0 && other === port);
+    if (clash)
+      throw new ConfigError(
+        `${name} (${port}) is the port of ${clash[0]}: each listener needs a port of its own.`,
+      );
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { type MetricsServer, startMetricsServer } from '../platform/metrics-serv
 import { describeDemoSeed, seedDemoDataOnce } from '../seed/demo.ts';
 import { type CliContext, writeLine } from './command.ts';
 import { openMigratedDatabase } from './open-database.ts';
-import { portInUse, runningBanner } from './serve-process.ts';
+import { listenFailure, runningBanner } from './serve-process.ts';
 import { isWorkerMessage, type PrimaryMessage } from './worker-messages.ts';
 
 /** A worker that is not ready this long after it was forked is given up (a rolling restart then stops). */
@@ -67,8 +67,12 @@ export async function runPrimary(context: CliContext, config: Config, workerCoun
       metricsServer = await startMetricsServer(primary.metrics, config.metrics);
     } catch (error) {
       await primary.stop('a failed start', 0);
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      throw portInUse(config.metrics.host, config.metrics.port, 'EWA_METRICS_PORT');
+      throw listenFailure(error, {
+        host: config.metrics.host,
+        hostVariable: 'EWA_METRICS_HOST',
+        port: config.metrics.port,
+        portVariable: 'EWA_METRICS_PORT',
+      });
     }
   }
   const stop = (signal: string) => {

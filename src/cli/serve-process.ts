@@ -104,8 +104,12 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
     } catch (error) {
       await Promise.all(apps.map((each) => each.close()));
       await database.close();
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      throw portInUse(config.host, port, variable);
+      throw listenFailure(error, {
+        host: config.host,
+        hostVariable: 'EWA_HOST',
+        port,
+        portVariable: variable,
+      });
     }
   }
   if (servers.metrics && config.metrics && !worker) {
@@ -114,8 +118,12 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
     } catch (error) {
       await Promise.all(apps.map((each) => each.close()));
       await database.close();
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      throw portInUse(config.metrics.host, config.metrics.port, 'EWA_METRICS_PORT');
+      throw listenFailure(error, {
+        host: config.metrics.host,
+        hostVariable: 'EWA_METRICS_HOST',
+        port: config.metrics.port,
+        portVariable: 'EWA_METRICS_PORT',
+      });
     }
   }
   const { dataDir } = config.database.kind === 'pglite' ? config.database : { dataDir: ':memory:' };
@@ -144,11 +152,34 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
   return 0;
 }
 
-/** The start's one line when a port is taken. */
-export function portInUse(host: string, port: number, variable: string): ConfigError {
-  return new ConfigError(
-    `${host}:${port} is in use by another process (EADDRINUSE): stop it, or set ${variable} to a free port.`,
-  );
+/**
+ * The start's one line when a listener cannot open, naming the setting to change; an error of another kind is
+ * returned as it is.
+ */
+export function listenFailure(
+  error: unknown,
+  where: { host: string; hostVariable: string; port: number; portVariable: string },
+): unknown {
+  const { host, hostVariable, port, portVariable } = where;
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new ConfigError(
+        `${host}:${port} is in use by another process (EADDRINUSE): stop it, or set ${portVariable} to a free port.`,
+      );
+    case 'EACCES':
+      return new ConfigError(
+        `${host}:${port}: this user may not listen on port ${port} (EACCES): set ${portVariable} to a port above 1023.`,
+      );
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EADDRNOTAVAIL':
+      return new ConfigError(
+        `${hostVariable} is ${host}, which is not an address of this machine (${(error as NodeJS.ErrnoException).code}): ` +
+          'set it to one of its addresses, like 127.0.0.1, or 0.0.0.0 for all of them.',
+      );
+    default:
+      return error;
+  }
 }
 
 function send(message: WorkerMessage): void {

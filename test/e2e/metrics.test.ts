@@ -85,3 +85,21 @@ test('ewa serve refuses to start when the metrics port is taken, naming EWA_METR
     new RegExp(`127\\.0\\.0\\.1:${port} is in use .*set EWA_METRICS_PORT to a free port`),
   );
 });
+
+test('an EWA_HOST that is not an address of this machine stops the start in one line naming it', async (t) => {
+  const running = spawnEwa(['serve'], {
+    ...(await databaseEnv(t)),
+    EWA_HOST: '192.0.2.1', // TEST-NET-1: never an address of a test machine
+    EWA_API_PORT: String(await freePort()),
+    EWA_AUTH_PORT: String(await freePort()),
+    EWA_PAYMENTS_PORT: String(await freePort()),
+    EWA_SEED_DEMO: 'false',
+  });
+  t.after(() => running.kill());
+  assert.equal(await running.exited, 1, running.output());
+  assert.equal(
+    running.output().trim(),
+    'ewa serve: EWA_HOST is 192.0.2.1, which is not an address of this machine (EADDRNOTAVAIL): set it to one of ' +
+      'its addresses, like 127.0.0.1, or 0.0.0.0 for all of them.',
+  );
+});

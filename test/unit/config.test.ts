@@ -61,6 +61,12 @@ test('a bad value stops start-up with a message naming the variable and what is 
     [{ EWA_API_PORT: '80a' }, /EWA_API_PORT must be a whole number from 0 to 65535/],
     [{ EWA_AUTH_PORT: '70000' }, /EWA_AUTH_PORT must be a whole number from 0 to 65535/],
     [
+      { EWA_API_PORT: '9000', EWA_AUTH_PORT: '9000' },
+      /^EWA_AUTH_PORT \(9000\) is the port of EWA_API_PORT: each listener needs a port of its own\.$/,
+    ],
+    [{ EWA_PAYMENTS_PORT: '8080' }, /^EWA_PAYMENTS_PORT \(8080\) is the port of EWA_API_PORT/],
+    [{ EWA_HOST: 'local host' }, /EWA_HOST must be an IP address or a host name to listen on/],
+    [
       { EWA_BASE_URL: 'localhost:8080' },
       /EWA_BASE_URL must be an absolute URL starting with http: or https:/,
     ],
