@@ -864,7 +864,14 @@ class EnvReader {
     try {
       parsed = new URL(value);
     } catch {
-      throw new ConfigError(`${name} must be an absolute URL starting with ${protocols.join(' or ')}//.`);
+      // Not echoed: a database URL may hold a password.
+      const scheme = protocols.find((protocol) => value.toLowerCase().startsWith(protocol));
+      throw new ConfigError(
+        scheme
+          ? `${name} starts with ${scheme} but is not a URL that can be read: check the host, that the port is a ` +
+              'number, and that characters such as @ : / # ? % in the user name or password are percent-encoded.'
+          : `${name} must be an absolute URL starting with ${protocols.join(' or ')}//.`,
+      );
     }
     if (!protocols.includes(parsed.protocol)) {
       throw new ConfigError(`${name} must be an absolute URL starting with ${protocols.join(' or ')}//.`);

@@ -40,7 +40,7 @@ export function toAppError(error: unknown, codes: SchemaErrorCodes = {}): AppErr
   }
   const err = error as FrameworkError;
   if (Array.isArray(err?.validation) && err.validation.length > 0) {
-    return fromSchemaIssue(err.validation[0]!, err.validationContext ?? 'body', codes);
+    return fromSchemaIssue(firstIssue(err.validation), err.validationContext ?? 'body', codes);
   }
   switch (err?.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -72,6 +72,24 @@ export function toAppError(error: unknown, codes: SchemaErrorCodes = {}): AppErr
     return new AppError('INVALID_USER_INPUT', { detail: 'The request could not be read.' });
   }
   return new AppError('UNEXPECTED_ERROR', { cause: error });
+}
+
+/**
+ * The issue a request is answered with: the first. A union of constants (an enumeration in the OpenAPI document)
+ * fails once per constant, the first alone naming one value the field may take: those are one issue, naming all.
+ */
+function firstIssue(issues: SchemaIssue[]): SchemaIssue {
+  const first = issues[0]!;
+  if (first.keyword !== 'const') return first;
+  const constants = issues.filter(
+    (issue) => issue.keyword === 'const' && issue.instancePath === first.instancePath,
+  );
+  if (constants.length < 2) return first;
+  return {
+    ...first,
+    keyword: 'enum',
+    params: { allowedValues: constants.map((issue) => issue.params.allowedValue) },
+  };
 }
 
 function fromSchemaIssue(issue: SchemaIssue, context: string, codes: SchemaErrorCodes): AppError {

@@ -411,6 +411,14 @@ test('schema errors name the field: an amount that is no integer, an unknown sch
     assert.deepEqual(error.source, { pointer }, JSON.stringify(attributes));
     assert.deepEqual(await moneyFootprint(app, worker), before);
   }
+  // An enumeration names every value it allows, not the first alone.
+  const schedule = firstError(
+    await postTransfer(app, worker.token, advanceBody(worker, { schedule: 'TOMORROW' })),
+  );
+  assert.equal(
+    schedule.detail,
+    '/data/attributes/schedule must be one of WITHIN_THIRTY_MINUTES, NEXT_BUSINESS_DAY.',
+  );
   // Another currency than the balance's is a parameter error too, found by the service.
   await assertRefused(app, worker, advanceBody(worker, { currency: 'EUR' }), 'INVALID_PARAMETERS', {
     pointer: '/data/attributes/currency',

@@ -76,6 +76,10 @@ test('a bad value stops start-up with a message naming the variable and what is 
       /DATABASE_URL must be an absolute URL starting with postgres: or postgresql:/,
     ],
     [
+      { DATABASE_URL: 'postgres://postgres@127.0.0.1:notaport/test' },
+      /^DATABASE_URL starts with postgres: but is not a URL that can be read: check the host, that the port is a number/,
+    ],
+    [
       { DATABASE_URL: 'postgres://x', EWA_DB_POOL_SIZE: '0' },
       /EWA_DB_POOL_SIZE must be a whole number from 1 to 500/,
     ],
