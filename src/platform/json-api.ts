@@ -6,6 +6,7 @@ import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
 import { inputTextError } from './edge-input.ts';
+import { lossyNumber } from './exact-numbers.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
 import { closedRequestBody } from './request-bodies.ts';
@@ -74,10 +75,26 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     }
   });
 
+  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser(
     JSON_API_MEDIA,
     { parseAs: 'buffer' },
-    utf8Body(app.getDefaultJsonParser('error', 'error')),
+    utf8Body((request, text, done) =>
+      parseJson(request, text, (error, value) => {
+        if (error) return done(error);
+        const lossy = lossyNumber(text);
+        if (!lossy) return done(null, value);
+        const sent = lossy.source.length > 40 ? `${lossy.source.slice(0, 40)}…` : lossy.source;
+        done(
+          new AppError(request.routeOptions.config?.schemaErrorCodes?.invalid ?? 'INVALID_PARAMETERS', {
+            detail:
+              `${lossy.pointer || 'The body'} is ${sent}, more digits than a JSON number keeps: it would be read ` +
+              `as ${lossy.value}. Send the exact value; amounts are whole numbers of minor units.`,
+            source: { pointer: lossy.pointer },
+          }),
+        );
+      }),
+    ),
   );
 
   app.addHook('onRequest', async (request, reply) => {

@@ -14,6 +14,17 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  */
 export function utf8Body(parse: TextParser) {
   return (request: FastifyRequest, body: Buffer, done: Done): void => {
+    const encoding = request.headers['content-encoding'];
+    // Bodies are not decoded here: a compressed one would be read as its compressed bytes.
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      done(
+        new AppError('UNSUPPORTED_MEDIA_TYPE', {
+          detail: 'The request body must be sent as it is: no Content-Encoding, or identity.',
+          source: { header: 'Content-Encoding' },
+        }),
+      );
+      return;
+    }
     const charset = charsetOf(request.headers['content-type']);
     if (charset !== undefined && charset !== 'utf-8') {
       done(

@@ -168,7 +168,10 @@ export function cardListenerNotFound(path: string, errorsBaseUrl: string) {
 
 /** Framework errors with a detail that says what this endpoint wants. */
 function explained(error: AppError): AppError {
-  if (error.code === 'UNSUPPORTED_MEDIA_TYPE') {
+  if (
+    error.code === 'UNSUPPORTED_MEDIA_TYPE' &&
+    !(error.source && 'header' in error.source && error.source.header === 'Content-Encoding')
+  ) {
     return new AppError('UNSUPPORTED_MEDIA_TYPE', {
       detail: 'Send the card as a JSON object with Content-Type: application/json.',
       source: { header: 'Content-Type' },

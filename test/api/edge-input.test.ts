@@ -193,10 +193,24 @@ test('a body that is not UTF-8 is 400, and a charset other than UTF-8 is 415; no
     });
     assertErrorAnswer(declared, 415, 'UNSUPPORTED_MEDIA_TYPE', { source: { header: 'Content-Type' } });
   }
+  // A body declared compressed is not read as its bytes: 415 naming the header.
+  for (const encoding of ['gzip', 'br, gzip', 'x-unknown']) {
+    const encoded = await app.api.inject({
+      method: 'POST',
+      url: '/rest/accounts',
+      headers: { ...headers, 'content-encoding': encoding },
+      payload: Buffer.from(json, 'utf8'),
+    });
+    assertErrorAnswer(encoded, 415, 'UNSUPPORTED_MEDIA_TYPE', { source: { header: 'Content-Encoding' } });
+  }
   const utf8 = await app.api.inject({
     method: 'POST',
     url: '/rest/accounts',
-    headers: { ...headers, 'content-type': 'application/vnd.api+json; charset=UTF-8' },
+    headers: {
+      ...headers,
+      'content-encoding': 'identity',
+      'content-type': 'application/vnd.api+json; charset=UTF-8',
+    },
     payload: Buffer.from(json, 'utf8'),
   });
   assert.equal(utf8.statusCode, 200, utf8.body);
@@ -224,6 +238,16 @@ test('a body that is not UTF-8 is 400, and a charset other than UTF-8 is 415; no
     });
     assertErrorAnswer(declared, 415, 'UNSUPPORTED_MEDIA_TYPE', {
       source: { header: 'Content-Type' },
+      mediaType: 'application/json',
+    });
+    const encoded = await listener.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: Buffer.from(card, 'utf8'),
+    });
+    assertErrorAnswer(encoded, 415, 'UNSUPPORTED_MEDIA_TYPE', {
+      source: { header: 'Content-Encoding' },
       mediaType: 'application/json',
     });
   }

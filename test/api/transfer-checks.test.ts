@@ -425,6 +425,38 @@ test('schema errors name the field: an amount that is no integer, an unknown sch
   });
 });
 
+test('an amount with more digits than a JSON number keeps is refused as sent, not moved as rounded', async (t) => {
+  const { app, worker } = await setup(t);
+  const body = JSON.stringify(advanceBody(worker, { amount: 1234 }));
+  for (const [sent, read] of [
+    ['499.9999999999999999999', 500],
+    ['2000.000000000000001', 2000],
+    ['9007199254740993', 9007199254740992],
+  ] as const) {
+    const before = await moneyFootprint(app, worker);
+    const response = await app.api.inject({
+      method: 'POST',
+      url: '/rest/transfers',
+      headers: {
+        authorization: `Bearer ${worker.token}`,
+        'content-type': 'application/vnd.api+json',
+        'idempotency-key': randomUUID(),
+      },
+      payload: body.replace('"amount":1234', `"amount":${sent}`),
+    });
+    assert.equal(response.statusCode, 400, response.body);
+    const error = firstError(response);
+    assert.equal(error.code, 'INVALID_PARAMETERS');
+    assert.deepEqual(error.source, { pointer: '/data/attributes/amount' });
+    assert.equal(
+      error.detail,
+      `/data/attributes/amount is ${sent}, more digits than a JSON number keeps: it would be read as ${read}. ` +
+        'Send the exact value; amounts are whole numbers of minor units.',
+    );
+    assert.deepEqual(await moneyFootprint(app, worker), before);
+  }
+});
+
 test('a request that breaks two rules gets the earlier one of the documented order', async (t) => {
   const { app, worker } = await setup(t);
   const other = await createPaidWorker(app, { organizationId: worker.organizationId });
