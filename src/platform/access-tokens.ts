@@ -87,6 +87,7 @@ export class AccessTokenVerifier {
   }
 
   async #verifySignature(token: string): Promise<Verified | undefined> {
+    if (!isCanonicalCompactJws(token)) return undefined;
     if (!this.#jwks) await this.#loadKeys();
     let payload: JWTPayload;
     try {
@@ -113,6 +114,24 @@ export class AccessTokenVerifier {
       currentDate: new Date(this.#now()),
     }).then((result) => result.payload);
   }
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Three parts in base64url as its encoder writes them: no padding, no spare bits set in a part's last character.
+ * A decoder reads a token padded, or with those bits changed, as the same one; each such spelling would be its
+ * own entry in the cache of verified tokens, so one holder of a token could push the others' tokens out of it.
+ * (An ECDSA signature has one other valid form, s replaced by n − s: at most two entries a token.)
+ */
+function isCanonicalCompactJws(token: string): boolean {
+  const parts = token.split('.');
+  return (
+    parts.length === 3 &&
+    parts.every(
+      (part) => BASE64URL.test(part) && Buffer.from(part, 'base64url').toString('base64url') === part,
+    )
+  );
 }
 
 function toVerified(payload: JWTPayload): Verified | undefined {

@@ -20,6 +20,13 @@ export interface BearerAuthOptions {
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i;
 
+function authorizationHeaders(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2)
+    if (rawHeaders[index]!.length === 13 && rawHeaders[index]!.toLowerCase() === 'authorization') count++;
+  return count;
+}
+
 /** The caller, when one requirement of the route is met: its kind of token and all of its scopes. */
 export function satisfies(
   caller: Caller,
@@ -50,6 +57,13 @@ async function bearerAuth(app: FastifyInstance, options: BearerAuthOptions): Pro
     const requirements = request.routeOptions.config?.security;
     if (!requirements || options.enabled === false) return;
     const header = request.headers.authorization;
+    // Node keeps the first of two Authorization headers; a proxy may have read the other. Neither is taken.
+    if (header !== undefined && authorizationHeaders(request.raw.rawHeaders) > 1) {
+      throw new AppError('INVALID_TOKEN', {
+        detail: 'Send one Authorization header: this request has more than one.',
+        source: { header: 'Authorization' },
+      });
+    }
     const match = typeof header === 'string' ? BEARER.exec(header) : null;
     if (!match) {
       throw new AppError('INVALID_TOKEN', {

@@ -50,6 +50,28 @@ test('no token, a malformed header or a token that is not ours: 401 INVALID_TOKE
     assert.match(String(response.headers['www-authenticate']), /^Bearer/);
   }
   assert.equal((await call(app, `Bearer ${valid}`)).statusCode, 200);
+
+  // Another spelling of the same token (padded, or a spare bit of a part's last character set) is not taken, so
+  // variants of one token cannot fill the cache of verified tokens.
+  const base64url = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const last = valid.at(-1)!;
+  const spareBitSet = `${valid.slice(0, -1)}${base64url[base64url.indexOf(last) ^ 1]}`;
+  for (const variant of [`${valid}==`, spareBitSet]) {
+    const response = await call(app, `Bearer ${variant}`);
+    assert.equal(response.statusCode, 401, variant);
+    assert.equal(response.json().errors[0].code, 'INVALID_TOKEN');
+  }
+
+  // Two Authorization headers, even the same token twice: neither is taken.
+  const twice = await app.api.inject({
+    url: '/rest/health',
+    headers: { authorization: [`Bearer ${valid}`, `Bearer ${valid}`] as unknown as string },
+  });
+  assert.equal(twice.statusCode, 401, twice.body);
+  assert.equal(
+    twice.json().errors[0].detail,
+    'Send one Authorization header: this request has more than one.',
+  );
 });
 
 test('tokens of another issuer, audience, type, or expired are refused', async (t) => {
