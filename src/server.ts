@@ -21,6 +21,7 @@ import { AccessLogController, accessLogPlugin } from './platform/access-log.ts';
 import { AccessTokenVerifier } from './platform/access-tokens.ts';
 import { bearerAuthPlugin } from './platform/bearer-auth.ts';
 import { errorsPagePlugin } from './platform/errors-page.ts';
+import { ignoreUnknownExpectations } from './platform/expectations.ts';
 import { edgeErrorOptions } from './platform/framework-errors.ts';
 import { jsonApiPlugin } from './platform/json-api.ts';
 import { listenerLimits } from './platform/listener-limits.ts';
@@ -292,5 +293,6 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
+  for (const app of [api, auth, payments]) ignoreUnknownExpectations(app.server);
   return { money, webhooks, sandbox, api, auth, payments, readiness, ...(metrics ? { metrics } : {}) };
 }

@@ -141,7 +141,28 @@ function targetCases(listener: Listener, shape: Shape, prefix: string): RawCase[
   ];
 }
 
+/** An expectation the server does not know: answered as the request without it would be, not Node's bare 417. */
+function expectationCase(listener: Listener, shape: Shape, method: string, path: string): RawCase {
+  return {
+    name: `${listener} ${method} ${path}: an unknown expectation (Expect: something-else)`,
+    listener,
+    shape,
+    bytes: (host, token) =>
+      request([
+        `${method} ${path} HTTP/1.1`,
+        `Host: ${host}`,
+        `Authorization: Bearer ${token}`,
+        'Expect: something-else',
+        'Content-Length: 0',
+        'Connection: close',
+      ]),
+  };
+}
+
 const CASES: RawCase[] = [
+  expectationCase('api', 'json-api', 'GET', '/rest/accounts'),
+  expectationCase('auth', 'oauth-json', 'POST', '/oauth2/token'),
+  expectationCase('payments', 'card-error', 'POST', '/v2/cards/generic'),
   ...framingCases('api', 'json-api', '/rest/transfers', 'application/vnd.api+json'),
   ...framingCases('api', 'json-api', '/admin/organizations', 'application/vnd.api+json'),
   ...targetCases('api', 'json-api', '/rest/accounts'),
