@@ -69,8 +69,9 @@ export async function listDocuments(
 }
 
 /**
- * Publishes the next version of a state's (or the default) document. Two publications at once of one state: the
- * unique version index refuses the second, which the operator runs again.
+ * Publishes the next version of a state's (or the default) document. Publications of one state take turns on a
+ * transaction-scoped advisory lock named by the state, so two at once get the next two versions; the unique
+ * version index stays the guard of last resort.
  */
 export async function publishDocument(
   db: Db,
@@ -79,6 +80,9 @@ export async function publishDocument(
 ): Promise<DisclosureDocument> {
   return withTransaction(db, async (tx) => {
     const { state } = publication;
+    await sql`select pg_advisory_xact_lock(hashtext(${`disclosure_documents:${DISCLOSURE_PRODUCT}:${state ?? ''}`}))`.execute(
+      tx,
+    );
     const last = await tx
       .selectFrom('disclosure_documents')
       .select(sql<number>`coalesce(max(version), 0)`.as('version'))

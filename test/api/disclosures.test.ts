@@ -14,7 +14,7 @@ import {
   type PaidWorker,
   postTransfer,
 } from '../helpers/money.ts';
-import { onPostgres } from '../helpers/test-database.ts';
+import { onPostgres, openTwoHandles } from '../helpers/test-database.ts';
 
 /**
  * Disclosures through HTTP: a person of a state whose rules ask for a disclosure before the first advance is
@@ -317,4 +317,31 @@ test("a disclosure rule added by the operator applies from the next advance, tho
   assert.match(firstError(refused.response).detail as string, new RegExp(DEFAULT_DOCUMENT));
   assert.equal((await accept(worker, DEFAULT_DOCUMENT)).statusCode, 201);
   assert.equal((await advance(app, worker, { amount: 2001 })).status, 200);
+});
+
+test('publications of one state at the same moment, from two sessions, each get the next version; none fails', async (t) => {
+  const [first, second] = await openTwoHandles(t);
+  const published = await Promise.all(
+    Array.from({ length: 8 }, (_, index) =>
+      publishDocument(
+        index % 2 === 0 ? first : second,
+        { state: 'KS', title: `Terms ${index}`, body: 'The terms.', effectiveFrom: undefined },
+        FIXED_NOW,
+      ),
+    ),
+  );
+  assert.deepEqual(
+    published.map((document) => document.version).sort((a, b) => a - b),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+  );
+  const stored = await first
+    .selectFrom('disclosure_documents')
+    .select('version')
+    .where('state', '=', 'KS')
+    .orderBy('version')
+    .execute();
+  assert.deepEqual(
+    stored.map((row) => row.version),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+  );
 });
