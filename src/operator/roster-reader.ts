@@ -53,6 +53,9 @@ export async function* readCsvRecords(
   const parserOptions: Options = {
     bom: true,
     raw: true,
+    // Every line ending ends a record, whatever the first line used: csv-parse otherwise takes the first line's
+    // ending for the whole file, and a file whose lines were joined from two systems would merge rows.
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
     max_record_size: options.recordCharsMax,
     // Records are taken here instead of from the stream's buffer, which a parse error would throw away.
@@ -79,7 +82,11 @@ export async function* readCsvRecords(
   const problem = (): RosterProblem => ({
     line: nextLine,
     field: null,
-    detail: `the file is not valid CSV from this line on (${failure!.message.replace(/\s+/g, ' ').slice(0, 200)}); nothing after it was read.`,
+    // csv-parse's own line number counts differently (see above): the line named is this one.
+    detail: `the file is not valid CSV from this line on (${failure!.message
+      .replace(/\s+/g, ' ')
+      .replace(/ at line \d+/g, '')
+      .slice(0, 200)}); nothing after it was read.`,
   });
 
   for await (const chunk of source) {

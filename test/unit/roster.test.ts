@@ -38,6 +38,15 @@ test('records carry the line they start on, whatever the line endings and quoted
     cr.lines.map(([line]) => line),
     [1, 2, 4, 6],
   );
+  // Endings mixed in one file (lines joined from two systems): each one still ends its record.
+  const mixed = await read('a,b\r\n1,2\n3,4\r\n5,6\r7,8\n');
+  assert.deepEqual(mixed.lines, [
+    [1, 'a|b'],
+    [2, '1|2'],
+    [3, '3|4'],
+    [4, '5|6'],
+    [5, '7|8'],
+  ]);
   const blanks = await read('a,b\n  ,  \n1,2\n');
   assert.deepEqual(blanks.lines, [
     [1, 'a|b'],
@@ -46,7 +55,7 @@ test('records carry the line they start on, whatever the line endings and quoted
 });
 
 test('any chunking of the input, even inside a UTF-8 character, gives the same records', async () => {
-  const bytes = Buffer.from('a,b\r\n"q ""x""",Zoë\r\n\r\n"multi\r\nline",Ærø 🚀\r\n4,"5,5"\r\n');
+  const bytes = Buffer.from('a,b\r\n"q ""x""",Zoë\r\n\r\n"multi\r\nline",Ærø 🚀\r\n4,"5,5"\n6,7\r8,9\r\n');
   const whole = await read([bytes]);
   assert.equal(whole.lines[1]![1], 'q "x"|Zoë');
   await fc.assert(
