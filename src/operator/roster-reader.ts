@@ -89,9 +89,37 @@ export async function* readCsvRecords(
       .slice(0, 200)}); nothing after it was read.`,
   });
 
+  // csv-parse reads bytes that are not UTF-8 as U+FFFD: a name would be stored changed without a word.
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  const notUtf8 = (at: number): RosterProblem => ({
+    line: at,
+    field: null,
+    detail:
+      'the file is not UTF-8 text from this line on: save it as UTF-8 and import it again; nothing after it was read.',
+  });
+
   for await (const chunk of source) {
     for (const piece of pieces(chunk)) {
+      let utf8Failed = false;
+      try {
+        utf8.decode(piece, { stream: true });
+      } catch {
+        utf8Failed = true;
+      }
       await new Promise<void>((resolve) => parser.write(piece, () => resolve()));
+      if (utf8Failed) {
+        // The first record of this piece that holds the replacement character is where the text broke; with
+        // none, it is the record not yet complete.
+        const records = take();
+        const broken = records.findIndex((record) => record.fields.some((field) => field.includes('\uFFFD')));
+        const at = broken === -1 ? nextLine : records[broken]!.line;
+        yield {
+          records: broken === -1 ? records : records.slice(0, broken),
+          bytesRead: parser.info.bytes,
+          problem: notUtf8(at),
+        };
+        return;
+      }
       if (failure) {
         yield { records: take(), bytesRead: parser.info.bytes, problem: problem() };
         return;
@@ -103,5 +131,21 @@ export async function* readCsvRecords(
     parser.once('error', () => resolve());
     parser.end(() => resolve());
   });
+  let endsInsideACharacter = false;
+  try {
+    utf8.decode();
+  } catch {
+    endsInsideACharacter = true;
+  }
+  if (endsInsideACharacter) {
+    const records = take();
+    const last = records.at(-1);
+    yield {
+      records: records.slice(0, -1),
+      bytesRead: parser.info.bytes,
+      problem: notUtf8(last?.line ?? nextLine),
+    };
+    return;
+  }
   yield { records: take(), bytesRead: parser.info.bytes, ...(failure ? { problem: problem() } : {}) };
 }

@@ -83,6 +83,32 @@ test('text that is not CSV stops the reading at its line, after the records befo
   assert.match((long.problem as { detail: string }).detail, /not valid CSV from this line on/);
 });
 
+test('bytes that are not UTF-8 stop the reading at their line, after the records before it', async () => {
+  const latin1 = await read([Buffer.from('a,b\n1,2\nJ\xe9o,3\n4,5\n', 'latin1')]);
+  assert.deepEqual(latin1.lines, [
+    [1, 'a|b'],
+    [2, '1|2'],
+  ]);
+  assert.deepEqual(latin1.problem, {
+    line: 3,
+    field: null,
+    detail:
+      'the file is not UTF-8 text from this line on: save it as UTF-8 and import it again; nothing after it was read.',
+  });
+  // Broken in a record that the piece does not finish, and at the very end, inside a character.
+  const unfinished = await read([Buffer.from('a,b\n1,2\n3,\xff', 'latin1')]);
+  assert.deepEqual(unfinished.lines.length, 2);
+  assert.equal((unfinished.problem as { line: number }).line, 3);
+  const cut = await read([Buffer.concat([Buffer.from('a,b\n1,2\n3,'), Buffer.from('é').subarray(0, 1)])]);
+  assert.deepEqual(cut.lines.length, 2);
+  assert.equal((cut.problem as { line: number }).line, 3);
+  // A character split between two reads is whole text.
+  const split = Buffer.from('a,b\nZoë,1\n');
+  const whole = await read([split.subarray(0, 7), split.subarray(7)]);
+  assert.equal(whole.problem, undefined);
+  assert.deepEqual(whole.lines[1], [2, 'Zoë|1']);
+});
+
 test('the header: known columns in any case and order, each once, the required ones present', () => {
   const header = parseRosterHeader([
     ' Email ',
