@@ -516,6 +516,14 @@ test('corrections: a negative amount lowers pay, a reversal takes a row back onc
   assert.equal(await balanceOf(db, h1.accountId), 2250);
   const again = await run(['c-4,H-1,,,,c-1'], header);
   assert.deepEqual([again.duplicates, again.rejectedCount], [1, 0], 'a reversal sent again is a duplicate');
+  // A row and its reversal in one file: the row is recorded first, whichever batch it would have been in.
+  const both = await run(['d-1,H-1,2026-03-11,,9.00,', 'd-2,H-1,,,,d-1'], header);
+  assert.deepEqual(
+    [both.recorded, both.rejectedCount, both.recordedMinor],
+    [2, 0, 0],
+    JSON.stringify(both.rejected),
+  );
+  assert.equal(await balanceOf(db, h1.accountId), 2250);
   await assertSoundBooks(db);
 });
 

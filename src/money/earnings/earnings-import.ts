@@ -161,6 +161,8 @@ class EarningsImport {
   readonly #allowBackdated: boolean;
   #header: EarningsHeader | undefined;
   #pending: EarningsRow[] = [];
+  /** Job and row id of each pending row, so that a reversal of one of them waits for it to be recorded. */
+  #pendingRows = new Set<string>();
   /** Problems of the lines since the last flush, listed with the batch's own so that the list stays in line order. */
   #pendingProblems: EarningsProblem[] = [];
   readonly counts = {
@@ -215,7 +217,12 @@ class EarningsImport {
       return 'more';
     }
     this.counts.lines++;
-    this.#pending.push(parsed.row);
+    const { row } = parsed;
+    // The recorder looks a reversed row up in the database: one earlier in this batch is recorded first.
+    if (row.reverses !== null && this.#pendingRows.has(JSON.stringify([row.primaryIdentifier, row.reverses])))
+      await this.flush();
+    this.#pending.push(row);
+    this.#pendingRows.add(JSON.stringify([row.primaryIdentifier, row.rowId]));
     if (this.#pending.length >= BATCH_ROWS) await this.flush();
     return 'more';
   }
@@ -225,6 +232,7 @@ class EarningsImport {
     const rows = this.#pending;
     const problems = this.#pendingProblems;
     this.#pending = [];
+    this.#pendingRows.clear();
     this.#pendingProblems = [];
     if (rows.length > 0) problems.push(...(await this.#record(rows)));
     this.counts.rejectedCount += problems.length;
