@@ -442,6 +442,17 @@ test('the operator manages any client’s endpoints under /admin, and a test eve
   assert.equal((await operator.delete(`/admin/webhook_endpoints/${endpoint.id}`)).statusCode, 204);
   const left = (await operator.get('/admin/webhook_endpoints')).json().data.map((e: { id: string }) => e.id);
   assert.ok(!left.includes(endpoint.id));
+  // A filter the list does not have is refused by name, not ignored into every client's endpoints.
+  for (const [query, name] of [
+    ['filter[client]=x', 'filter[client]'],
+    ['client_id=x', 'client_id'],
+  ]) {
+    const unknown = await operator.get(`/admin/webhook_endpoints?${query}`);
+    assert.equal(unknown.statusCode, 400, unknown.body);
+    assert.deepEqual(unknown.json().errors[0].source, { parameter: name });
+  }
+  const clock = await operator.get('/admin/sandbox/clock?x=1');
+  assert.equal(clock.statusCode, 400, clock.body);
 });
 
 test('a secret rotated with no body keeps the previous one signing for a day', async (t) => {
