@@ -5,8 +5,11 @@ export interface LossyNumber {
   value: number;
 }
 
-/** Digits, a fraction or an exponent: only such a text can hold a number that parsing rounds. */
-const MAY_ROUND = /\d[.eE]|\d{16}/;
+/**
+ * A number with a fraction, an exponent or sixteen digits, where a value starts (after `:`, `[` or `,`): only such
+ * a text can hold a number that parsing rounds. Ids (UUIDs: hex digits and letters) do not set it off.
+ */
+const MAY_ROUND = /[:,[]\s*-?\d+[.eE]|[:,[]\s*-?\d{16}/;
 
 /**
  * JSON numbers are read as doubles, so `499.9999999999999999999` arrives as 500 and `9007199254740993` as
