@@ -140,9 +140,12 @@ export const adminComplianceRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string
               },
             );
           if (on !== undefined && !isCalendarDay(on))
-            throw new InputError(`filter[on] must be a calendar day YYYY-MM-DD (got "${on}").`, {
-              field: 'on',
-            });
+            throw new InputError(
+              `filter[on] must be a calendar day YYYY-MM-DD from 2000 to 2100 (got "${on}").`,
+              {
+                field: 'on',
+              },
+            );
           return listRules(db, file);
         },
       );

@@ -53,7 +53,7 @@ const list: Command = {
       );
     const on = flags.on;
     if (on !== undefined && !isCalendarDay(on))
-      throw new UsageError(`--on must be a calendar day YYYY-MM-DD (got "${String(on)}").`);
+      throw new UsageError(`--on must be a calendar day YYYY-MM-DD from 2000 to 2100 (got "${String(on)}").`);
     const file = stateRules();
     return withMigratedDatabase(context, async ({ database }) => {
       const rules = (await listRules(database.db, file)).filter(

@@ -130,6 +130,9 @@ function explain(issue: SchemaIssue, missing: string | undefined, extra: string 
     return allowed ? `must be one of ${allowed}.` : 'has a value that is not allowed.';
   }
   if (issue.keyword === 'const') return `must be ${JSON.stringify(issue.params.allowedValue)}.`;
+  // A digits-only pattern is how query parameters (text) ask for a whole number: said so, not as the pattern.
+  const digits = issue.keyword === 'pattern' && /^\^\[0-9\]\{1,(\d+)\}\$$/.exec(String(issue.params.pattern));
+  if (digits) return `must be a whole number of at most ${digits[1]} digits.`;
   return `${issue.message ?? 'is invalid'}.`;
 }
 

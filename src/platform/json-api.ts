@@ -81,7 +81,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     { parseAs: 'buffer' },
     utf8Body((request, text, done) =>
       parseJson(request, text, (error, value) => {
-        if (error) return done(error);
+        if (error) return done(poisoningRefused(text) ?? error);
         const lossy = lossyNumber(text);
         if (!lossy) return done(null, value);
         const sent = lossy.source.length > 40 ? `${lossy.source.slice(0, 40)}…` : lossy.source;
@@ -224,3 +224,20 @@ function hasBody(request: FastifyRequest): boolean {
 }
 
 export const jsonApiPlugin = fp(jsonApi, { name: 'json-api', fastify: '5.x' });
+
+/**
+ * The default parser refuses members named __proto__ (and constructor.prototype) as it refuses text that is not
+ * JSON, in the same words: valid JSON refused for that says so.
+ */
+function poisoningRefused(text: string): AppError | undefined {
+  try {
+    JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return new AppError('INVALID_USER_INPUT', {
+    detail:
+      'The request body has a member named __proto__ (or a constructor.prototype): such members are refused.',
+    source: { pointer: '' },
+  });
+}

@@ -76,7 +76,12 @@ export function readPeriod(input: PeriodInput): ReportPeriod {
         throw new InputError(`${field} must be a calendar day YYYY-MM-DD (got "${value.slice(0, 20)}").`, {
           field,
         });
-      wholeIn(field, value.slice(0, 4), REPORT_YEARS.min, REPORT_YEARS.max);
+      const year = Number(value.slice(0, 4));
+      if (year < REPORT_YEARS.min || year > REPORT_YEARS.max)
+        throw new InputError(
+          `${field} must be a day from ${REPORT_YEARS.min}-01-01 to ${REPORT_YEARS.max}-12-31 (got "${value}").`,
+          { field },
+        );
     }
     if ((from as string) > (to as string))
       throw new InputError(`from (${from}) must not be after to (${to}).`, { field: 'from' });

@@ -149,6 +149,12 @@ test('POST, GET /admin/organizations: created with its policy, listed by page, r
     [`Zebra ${name}`],
   );
   assert.equal(rest.links.next, undefined, 'a short page is the last');
+  const tooFar = await call('GET', '/admin/organizations?page[offset]=99999999999999999999');
+  assertError(tooFar, 400, 'INVALID_PARAMETERS');
+  assert.equal(
+    tooFar.json().errors[0].detail,
+    'Parameter page[offset] must be a whole number of at most 9 digits.',
+  );
 
   for (const id of [randomUUID(), 'not-a-uuid']) {
     assertError(await call('GET', `/admin/organizations/${id}`), 404, 'RECORD_NOT_FOUND');

@@ -193,6 +193,15 @@ test('a body that is not UTF-8 is 400, and a charset other than UTF-8 is 415; no
     });
     assertErrorAnswer(declared, 415, 'UNSUPPORTED_MEDIA_TYPE', { source: { header: 'Content-Type' } });
   }
+  // Valid JSON with a member named __proto__ is refused, and says why.
+  const poisoned = await app.api.inject({
+    method: 'POST',
+    url: '/rest/accounts',
+    headers,
+    payload: `{"__proto__":{"admin":true},${json.slice(1)}`,
+  });
+  assertErrorAnswer(poisoned, 400, 'INVALID_USER_INPUT', { source: { pointer: '' } });
+  assert.match(poisoned.json().errors[0].detail, /a member named __proto__/);
   // A body declared compressed is not read as its bytes: 415 naming the header.
   for (const encoding of ['gzip', 'br, gzip', 'x-unknown']) {
     const encoded = await app.api.inject({

@@ -54,6 +54,11 @@ test('a period named wrongly is an InputError naming the field', () => {
       (error: unknown) => error instanceof InputError && error.field === field,
       JSON.stringify(input),
     );
+  // A day outside the years reports cover is said as days, not as the year inside it.
+  assert.throws(
+    () => readPeriod({ from: '1999-12-31', to: '2026-02-28' }),
+    /^InputError: from must be a day from 2000-01-01 to 2100-12-31 \(got "1999-12-31"\)\.$/,
+  );
 });
 
 test('CSV cells: RFC 4180 quoting, and text a spreadsheet would run as a formula kept as text', () => {
