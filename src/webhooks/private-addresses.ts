@@ -19,12 +19,19 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
-  // IPv4-compatible, NAT64 and 6to4 addresses carry an IPv4 address that may be private.
+  // IPv4-compatible, IPv4-translated (SIIT), NAT64 (well-known and local-use), 6to4 and Teredo addresses carry an
+  // IPv4 address that may be private.
   ['::', 96],
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
   ['2002::', 16],
+  ['2001::', 32],
+  // Discard-only, unique-local, link-local, the former site-local, and multicast.
+  ['100::', 64],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const)
   PRIVATE.addSubnet(network, prefix, 'ipv6');

@@ -406,6 +406,12 @@ test('production refuses plain http and private addresses', async (t) => {
     'https://169.254.169.254/latest/meta-data',
     'https://[::1]/hooks',
     'https://[::ffff:127.0.0.1]/hooks',
+    'https://[::ffff:7f00:1]/hooks',
+    'https://[::ffff:0:7f00:1]/hooks',
+    'https://[64:ff9b:1::a00:1]/hooks',
+    'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hooks',
+    'https://[fec0::1]/hooks',
+    'https://[100::1]/hooks',
   ]) {
     const response = await partner.post('/rest/webhook_endpoints', {
       data: { type: 'webhook_endpoints', attributes: { url } },
