@@ -9,6 +9,7 @@ import { inputTextError } from './edge-input.ts';
 import { lossyNumber } from './exact-numbers.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
+import { queryNamesOf, unknownQueryParameter } from './query-names.ts';
 import { closedRequestBody } from './request-bodies.ts';
 import { traceIdOf } from './request-id.ts';
 import './route-config.ts';
@@ -73,6 +74,8 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
         body: closedRequestBody(route.schema.body, `${route.method} ${route.url}`),
       };
     }
+    if (isJsonApiPath(route.url) && route.schema?.querystring)
+      route.config = { ...route.config, queryNames: queryNamesOf(route.schema.querystring) };
   });
 
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -127,6 +130,9 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     if (request.routeOptions.url !== undefined && !routedToJsonApi(request)) return;
     const error = inputTextError(request, request.routeOptions.config?.schemaErrorCodes?.invalid);
     if (error) throw error;
+    const known = request.routeOptions.config?.queryNames;
+    const unknown = known && unknownQueryParameter(request.query, known);
+    if (unknown) throw unknown;
   });
 
   // JSON:API allows no media type parameters but ext and profile: drop the charset Fastify adds when serializing.

@@ -509,6 +509,9 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
           attributes: { now: '2026-03-11T15:30:00.000Z', real_now: '2026-03-11T15:30:00.000Z', offset_ms: 0 },
         },
       },
+      errors: {
+        '400': error('INVALID_PARAMETERS', 'Parameter at is not a known field.', { parameter: 'at' }),
+      },
     },
     // POST /admin/sandbox/clock
     adminAdvanceSandboxClock: {

@@ -1,4 +1,5 @@
 import type { SchemaErrorCodes } from '../errors/to-app-error.ts';
+import type { QueryNames } from './query-names.ts';
 
 /** One way to be allowed: a token of this kind carrying all of these scopes (OpenAPI security semantics). */
 export interface SecurityRequirement {
@@ -20,5 +21,7 @@ declare module 'fastify' {
     schemaErrorCodes?: SchemaErrorCodes;
     /** False for routes outside JSON:API content negotiation (the HTML reference page and its assets). */
     negotiate?: boolean;
+    /** The query parameters the route's schema names (json-api.ts): any other is refused. */
+    queryNames?: QueryNames;
   }
 }

@@ -35,7 +35,11 @@ test('the remittance of a payday: each paycheck with the advances it funded, fai
     .where('id', '=', robin.jobId)
     .execute();
   // The report orders by employee id; sam's would otherwise be random and sort before E-1 one time in sixteen.
-  await app.database.db.updateTable('jobs').set({ external_employee_id: 'E-2' }).where('id', '=', sam.jobId).execute();
+  await app.database.db
+    .updateTable('jobs')
+    .set({ external_employee_id: 'E-2' })
+    .where('id', '=', sam.jobId)
+    .execute();
   for (const amount of [1000, 2500, 1313])
     assert.equal((await postTransfer(app, robin.token, advanceBody(robin, { amount }))).statusCode, 200);
   assert.equal((await postTransfer(app, sam.token, advanceBody(sam, { amount: 4000 }))).statusCode, 200);

@@ -65,6 +65,28 @@ test('filter names that are names of Object.prototype are unknown fields (400), 
   }
 });
 
+test('a query parameter the operation does not know is refused by name, not ignored', async (t) => {
+  const { worker, rest } = await setUp(t);
+  for (const [url, name] of [
+    ['/rest/transfers?sort=-amount', 'sort'],
+    ['/rest/paychecks?fields[paychecks]=status', 'fields[paychecks]'],
+    [`/rest/accounts?filter[person.id]=${worker.personId}&__proto__=1`, '__proto__'],
+    ['/rest/jobs?page[number]=2', 'page[number]'],
+  ] as const) {
+    const response = await rest.get(url);
+    assertErrorAnswer(response, 400, 'INVALID_PARAMETERS', { source: { parameter: name } });
+    assert.equal(response.json().errors[0].detail, `Parameter ${name} is not a known field.`);
+  }
+  // What the operations name still works, and an unknown filter field is still named by the operation.
+  assert.equal(
+    (await rest.get('/rest/transfers?include=final_funding_sources&page[size]=5')).statusCode,
+    200,
+  );
+  assertErrorAnswer(await rest.get('/rest/transfers?filter[color]=blue'), 400, 'INVALID_FILTER_FIELD', {
+    source: { parameter: 'filter[color]' },
+  });
+});
+
 test('date-time filters outside years 0001 to 9999 (UTC) are INVALID_FILTER_VALUE naming the parameter', async (t) => {
   const { rest } = await setUp(t);
   const refused = [

@@ -41,7 +41,13 @@ async function appWithProbes(t: Parameters<typeof buildTestApp>[0]) {
       '/rest/probes',
       {
         config: { public: true },
-        schema: { querystring: Type.Object({ include: Type.Optional(Type.String({ enum: ['things'] })) }) },
+        // A route names the filters it reads; any other query parameter is refused before it runs.
+        schema: {
+          querystring: Type.Object({
+            include: Type.Optional(Type.String({ enum: ['things'] })),
+            'filter[status]': Type.Optional(Type.String()),
+          }),
+        },
       },
       async (request) => ({
         data: parseFilters(request.query as Record<string, unknown>, {

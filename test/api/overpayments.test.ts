@@ -104,8 +104,8 @@ test('an overpayment refuses transfers until resolved, then while recovered, and
   clock.now = new Date('2026-03-17T12:00:00Z');
   await recordShift(app, worker.jobId, 40_000, clock.now, '2026-03-16');
   assert.equal(await availableMinor(worker), 15_000);
-  for (const query of ['', '?preview=true']) {
-    const refused = refusalOf(await postTransfer(app, worker.token, advanceBody(worker), undefined, query));
+  for (const preview of [false, true]) {
+    const refused = refusalOf(await postTransfer(app, worker.token, advanceBody(worker, { preview })));
     assert.equal(refused.code, 'OVERPAYMENT_RESOLUTION_REQUIRED');
     assert.match(refused.detail, new RegExp(overpayment.id));
     assert.match(refused.detail, /overpayment_resolutions/);
