@@ -74,8 +74,10 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
         body: closedRequestBody(route.schema.body, `${route.method} ${route.url}`),
       };
     }
-    if (isJsonApiPath(route.url) && route.schema?.querystring)
-      route.config = { ...route.config, queryNames: queryNamesOf(route.schema.querystring) };
+    // An operation takes the query parameters its schema names, none when it names none. Public pages (the
+    // reference page, the error catalog, the OpenAPI document) are left as they are.
+    if (isJsonApiPath(route.url) && route.config?.negotiate !== false && !route.config?.public)
+      route.config = { ...route.config, queryNames: queryNamesOf(route.schema?.querystring) };
   });
 
   const parseJson = app.getDefaultJsonParser('error', 'error');
