@@ -111,7 +111,6 @@ export const adminSandboxRoutes: FastifyPluginAsync<{ sandbox: SandboxControls }
           'Real time plus the offset that advancing moved it by. The money work of every process on the ' +
           `database follows it (transfers, earnings, settlement, payday, the scheduler); sign-in and tokens keep real time.${UAT_ONLY}`,
         security: OPERATOR.openApi,
-        querystring: Type.Object({}, { additionalProperties: false }),
         response: {
           200: Type.Object({ data: SandboxClockResource }),
           ...errorResponses(400, 401, 403, 406, 500),

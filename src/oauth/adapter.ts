@@ -103,9 +103,8 @@ export function databaseAdapter(db: Db, now: () => Date, clients = new ClientCac
         .where('model', '=', this.model)
         .where('id', '=', id)
         .$if(replayed !== undefined, (update) => update.where('consumed_at', 'is', null))
-        .returning('grant_id')
         .executeTakeFirst();
-      if (claimed || replayed === undefined) return;
+      if (claimed.numUpdatedRows > 0n || replayed === undefined) return;
       const row = await db
         .selectFrom('oauth_payloads')
         .select('grant_id')

@@ -91,11 +91,15 @@ export async function* readCsvRecords(
 
   // csv-parse reads bytes that are not UTF-8 as U+FFFD: a name would be stored changed without a word.
   const utf8 = new TextDecoder('utf-8', { fatal: true });
-  const notUtf8 = (at: number): RosterProblem => ({
-    line: at,
-    field: null,
-    detail:
-      'the file is not UTF-8 text from this line on: save it as UTF-8 and import it again; nothing after it was read.',
+  const notUtf8 = (records: CsvRecord[], at: number): CsvChunk => ({
+    records,
+    bytesRead: parser.info.bytes,
+    problem: {
+      line: at,
+      field: null,
+      detail:
+        'the file is not UTF-8 text from this line on: save it as UTF-8 and import it again; nothing after it was read.',
+    },
   });
 
   for await (const chunk of source) {
@@ -113,11 +117,7 @@ export async function* readCsvRecords(
         const records = take();
         const broken = records.findIndex((record) => record.fields.some((field) => field.includes('\uFFFD')));
         const at = broken === -1 ? nextLine : records[broken]!.line;
-        yield {
-          records: broken === -1 ? records : records.slice(0, broken),
-          bytesRead: parser.info.bytes,
-          problem: notUtf8(at),
-        };
+        yield notUtf8(broken === -1 ? records : records.slice(0, broken), at);
         return;
       }
       if (failure) {
@@ -140,11 +140,7 @@ export async function* readCsvRecords(
   if (endsInsideACharacter) {
     const records = take();
     const last = records.at(-1);
-    yield {
-      records: records.slice(0, -1),
-      bytesRead: parser.info.bytes,
-      problem: notUtf8(last?.line ?? nextLine),
-    };
+    yield notUtf8(records.slice(0, -1), last?.line ?? nextLine);
     return;
   }
   yield { records: take(), bytesRead: parser.info.bytes, ...(failure ? { problem: problem() } : {}) };

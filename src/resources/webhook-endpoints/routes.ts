@@ -139,7 +139,7 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
         description:
           'Oldest first, at most page[size] (1 to 1000, 1000 by default); links.next is the next page while more follow.',
         security: security.openApi,
-        querystring: Type.Object(pageQueryProperties(), { additionalProperties: false }),
+        querystring: Type.Object(pageQueryProperties()),
         response: {
           200: Type.Object({ data: Type.Array(WebhookEndpointResource), links: pageLinksSchema() }),
           ...errorResponses(400, 401, 403, 406, 500),
@@ -350,20 +350,17 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
         description: `Each attempt: the status code the receiver answered (none when it could not be reached), how long it took, and the outcome. Latest first, at most page[size] (1 to ${DELIVERIES_LIST_MAX}, ${DELIVERIES_PAGE_DEFAULT} by default); links.next is the next page while more follow.`,
         security: security.openApi,
         params: Params,
-        querystring: Type.Object(
-          {
-            limit: Type.Optional(
-              Type.String({
-                pattern: '^[0-9]{1,4}$',
-                deprecated: true,
-                description: `The former name of page[size]: 1 to ${DELIVERIES_LIST_MAX}; ${DELIVERIES_PAGE_DEFAULT} by default.`,
-              }),
-            ),
-            event_id: Type.Optional(Type.String({ maxLength: 64 })),
-            ...pageQueryProperties(DELIVERIES_PAGE_DEFAULT),
-          },
-          { additionalProperties: false },
-        ),
+        querystring: Type.Object({
+          limit: Type.Optional(
+            Type.String({
+              pattern: '^[0-9]{1,4}$',
+              deprecated: true,
+              description: `The former name of page[size]: 1 to ${DELIVERIES_LIST_MAX}; ${DELIVERIES_PAGE_DEFAULT} by default.`,
+            }),
+          ),
+          event_id: Type.Optional(Type.String({ maxLength: 64 })),
+          ...pageQueryProperties(DELIVERIES_PAGE_DEFAULT),
+        }),
         response: {
           200: Type.Object({ data: Type.Array(DeliveryResource), links: pageLinksSchema() }),
           ...errorResponses(400, 401, 403, 404, 406, 500),
