@@ -13,6 +13,13 @@ export async function pointingAt<T>(
     return await work();
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
-    throw new AppError('INVALID_PARAMETERS', { detail: error.message, source: sourceOf(error.field) });
+    const source = sourceOf(error.field);
+    // A service names its own field (`limit`); the detail names it as the request did (`page[limit]`).
+    const named = error.field !== undefined && 'parameter' in source && source.parameter !== error.field;
+    const detail =
+      named && error.message.startsWith(`${error.field} `)
+        ? `${source.parameter}${error.message.slice(error.field!.length)}`
+        : error.message;
+    throw new AppError('INVALID_PARAMETERS', { detail, source });
   }
 }

@@ -79,11 +79,8 @@ async function bearerAuth(app: FastifyInstance, options: BearerAuthOptions): Pro
       });
     }
     if (!satisfies(caller, requirements)) {
-      const wanted = requirements.map(
-        (requirement) => `${requirement.kind} token with ${requirement.scopes.join(' ')}`,
-      );
       throw new AppError('FORBIDDEN', {
-        detail: `This operation needs a ${wanted.join(', or a ')}.`,
+        detail: tokensNeeded(requirements),
         headers: {
           'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${requirements.flatMap((r) => r.scopes).join(' ')}"`,
         },
@@ -98,3 +95,18 @@ export const bearerAuthPlugin = fp(bearerAuth, {
   fastify: '5.x',
   dependencies: ['json-api'],
 });
+
+/**
+ * What a 403 says an operation takes: one requirement's scopes are all needed (OpenAPI's rule), so two of them
+ * read "both … and …", never a list a reader could take for a choice.
+ */
+export function tokensNeeded(requirements: readonly { kind: string; scopes: readonly string[] }[]): string {
+  const each = requirements.map(({ kind, scopes }) => {
+    const listed =
+      scopes.length < 2
+        ? scopes.join('')
+        : `${scopes.length === 2 ? 'both' : 'all of'} ${scopes.slice(0, -1).join(', ')} and ${scopes.at(-1)}`;
+    return `${kind} token with ${listed}`;
+  });
+  return `This operation needs a ${each.join(', or a ')}.`;
+}

@@ -9,14 +9,13 @@ import { inputTextError } from './edge-input.ts';
 import { lossyNumber } from './exact-numbers.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
-import { queryNamesOf, unknownQueryParameter } from './query-names.ts';
+import { queryNamesOf, repeatedQueryParameter, unknownQueryParameter } from './query-names.ts';
 import { closedRequestBody } from './request-bodies.ts';
 import { traceIdOf } from './request-id.ts';
 import './route-config.ts';
 import { utf8Body } from './utf8-body.ts';
+import { versionHeaderError } from './version-header.ts';
 
-export const API_VERSION = '3';
-const VERSION_HEADER = 'service-api-version';
 export const DOCS_PREFIX = '/rest/docs';
 /** Paths that speak JSON:API: the REST API and the operator API beside it. */
 const JSON_API_PREFIXES = ['/rest/', '/admin/'];
@@ -105,10 +104,8 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
     if (!routedToJsonApi(request) || request.routeOptions.config?.negotiate === false) return;
-    const version = request.headers[VERSION_HEADER];
-    if (version !== undefined && version !== API_VERSION) {
-      throw new AppError('INVALID_VERSION_HEADER', { source: { header: 'Service-API-Version' } });
-    }
+    const version = versionHeaderError(request);
+    if (version) throw version;
     const mediaType = mediaTypeOf(request);
     if (!accepts(request.headers.accept, mediaType)) {
       throw new AppError('NOT_ACCEPTABLE', {
@@ -117,7 +114,12 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
       });
     }
     const bodyMediaType = mediaTypesOf(request).request;
-    if (hasBody(request) && !isContentType(request.headers['content-type'], bodyMediaType)) {
+    if (!hasBody(request)) {
+      // An operation that takes no body has nothing to parse, whatever Content-Type says: clients that set it on
+      // every request (a DELETE's included) would otherwise be told their absent body is empty JSON. One that
+      // takes a body still reads it, and says when it is empty.
+      if (request.routeOptions.schema?.body === undefined) delete request.headers['content-type'];
+    } else if (!isContentType(request.headers['content-type'], bodyMediaType)) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
         detail: `The request body must be sent as Content-Type: ${bodyMediaType}.`,
         source: { header: 'Content-Type' },
@@ -132,6 +134,8 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     if (request.routeOptions.url !== undefined && !routedToJsonApi(request)) return;
     const error = inputTextError(request, request.routeOptions.config?.schemaErrorCodes?.invalid);
     if (error) throw error;
+    const repeated = repeatedQueryParameter(request.query);
+    if (repeated) throw repeated;
     const known = request.routeOptions.config?.queryNames;
     const unknown = known && unknownQueryParameter(request.query, known);
     if (unknown) throw unknown;

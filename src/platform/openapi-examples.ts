@@ -3,6 +3,7 @@ import { AppError, type ErrorSource } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { type ErrorDocument, errorDocument } from '../errors/error-document.ts';
 import { CARD_PRODUCT_KEY } from '../resources/people/serialize.ts';
+import { tokensNeeded } from './bearer-auth.ts';
 import { complianceExamples } from './openapi-compliance-examples.ts';
 import { disclosureExamples } from './openapi-disclosure-examples.ts';
 import { overpaymentExamples } from './openapi-overpayment-examples.ts';
@@ -72,11 +73,9 @@ export function sharedErrorExample(
       });
     case '403': {
       const wanted = (facts.security ?? []).flatMap((requirement) =>
-        Object.entries(requirement).map(
-          ([scheme, scopes]) => `${TOKEN_KINDS[scheme]} token with ${scopes.join(' ')}`,
-        ),
+        Object.entries(requirement).map(([scheme, scopes]) => ({ kind: TOKEN_KINDS[scheme]!, scopes })),
       );
-      return errorExample(baseUrl, 'FORBIDDEN', `This operation needs a ${wanted.join(', or a ')}.`);
+      return errorExample(baseUrl, 'FORBIDDEN', tokensNeeded(wanted));
     }
     case '406':
       return errorExample(baseUrl, 'NOT_ACCEPTABLE', `The Accept header must allow ${facts.answers}.`, {
@@ -294,7 +293,7 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
         },
       },
       errors: {
-        '400': error('INVALID_PARAMETERS', 'limit must be a whole number from 1 to 1000.', {
+        '400': error('INVALID_PARAMETERS', 'page[limit] must be a whole number from 1 to 1000.', {
           parameter: 'page[limit]',
         }),
       },

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { type ListOrder, PAGE_KEY, type Page } from '../db/keyset-page.ts';
+import { textProblem } from '../domain/input-text.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 
@@ -72,7 +73,8 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 function validKey(order: ListOrder, key: unknown): key is string {
   if (typeof key !== 'string' || key.length > 500) return false;
-  if (order.key.type === 'text') return true;
+  // A name key is text a name could be: anything else (a NUL PostgreSQL refuses, a lone surrogate) was not ours.
+  if (order.key.type === 'text') return textProblem(key) === undefined;
   if (!TIMESTAMP.test(key)) return false;
   const date = new Date(`${key.slice(0, 23)}Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19) === key.slice(0, 19);

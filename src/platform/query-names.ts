@@ -39,3 +39,20 @@ export function unknownQueryParameter(query: unknown, known: QueryNames): AppErr
   }
   return undefined;
 }
+
+/**
+ * A parameter given twice arrives as an array, which the operation's schema would refuse as "must be string": the
+ * answer says what happened instead. A repeated `filter[...]` is the filter error the operations document.
+ */
+export function repeatedQueryParameter(query: unknown): AppError | undefined {
+  if (!query || typeof query !== 'object') return undefined;
+  for (const [name, value] of Object.entries(query)) {
+    if (!Array.isArray(value)) continue;
+    const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+    return new AppError(name.startsWith('filter') ? 'INVALID_FILTER_QUERY' : 'INVALID_PARAMETERS', {
+      detail: `${shown} may be given only once.`,
+      source: { parameter: name },
+    });
+  }
+  return undefined;
+}

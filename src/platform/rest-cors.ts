@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { allowsOrigin } from './cors-origins.ts';
 import { isJsonApiPath } from './json-api.ts';
+import { isVersionHeader, VERSION_HEADER } from './version-header.ts';
 
 export interface RestCorsOptions {
   /** EWA_CORS_ORIGINS */
@@ -10,13 +11,7 @@ export interface RestCorsOptions {
 }
 
 /** What a browser app sends to the REST API beyond the simple headers, and what it may read of the answers. */
-const ALLOWED_HEADERS = [
-  'Authorization',
-  'Content-Type',
-  'Idempotency-Key',
-  'Service-API-Version',
-  'traceparent',
-];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', VERSION_HEADER, 'traceparent'];
 const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'WWW-Authenticate'];
 const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'];
 /** How long a browser may reuse a preflight answer; Chromium caps it at two hours, ten minutes keeps changes quick. */
@@ -47,11 +42,22 @@ function corsOptionsFor(request: FastifyRequest, origins: readonly string[]): Fa
   return {
     origin: origins.includes('*') ? '*' : origin,
     methods: METHODS,
-    allowedHeaders: ALLOWED_HEADERS,
+    allowedHeaders: withVersionHeadersAsked(request),
     exposedHeaders: EXPOSED_HEADERS,
     credentials: false,
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
   };
+}
+
+/** The headers allowed, and a version header of another name that the preflight asks for (version-header.ts). */
+function withVersionHeadersAsked(request: FastifyRequest): string[] {
+  const asked = request.headers['access-control-request-headers'];
+  if (typeof asked !== 'string' || !asked.includes('-api-version')) return ALLOWED_HEADERS;
+  const names = asked.split(',').map((name) => name.trim().toLowerCase());
+  return [
+    ...ALLOWED_HEADERS,
+    ...names.filter((name) => isVersionHeader(name) && name !== 'service-api-version'),
+  ];
 }
 
 export const restCorsPlugin = fp(restCors, { name: 'rest-cors', fastify: '5.x' });

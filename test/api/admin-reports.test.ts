@@ -272,9 +272,9 @@ test('bad input to the reports is 400 naming the parameter, never 500', async (t
   const { call } = await operatorApp(t);
   const cases: [string, string, RegExp][] = [
     ['/admin/reports/state?filter[state]=XX&filter[year]=2026', 'filter[state]', /two-letter code/],
-    ['/admin/reports/state?filter[year]=2026', 'filter[state]', /state is required/],
+    ['/admin/reports/state?filter[year]=2026', 'filter[state]', /^filter\[state\] is required/],
     ['/admin/reports/state?filter[state]=WI&filter[year]=26x', 'filter[year]', /whole number from 2000/],
-    ['/admin/reports/state?filter[state]=WI', 'filter[year]', /year is required/],
+    ['/admin/reports/state?filter[state]=WI', 'filter[year]', /^filter\[year\] is required/],
     [
       '/admin/reports/state?filter[state]=WI&filter[year]=2026&filter[quarter]=5',
       'filter[quarter]',
@@ -298,7 +298,7 @@ test('bad input to the reports is 400 naming the parameter, never 500', async (t
     [
       '/admin/reports/remittance?filter[pay_date]=2026-03-20',
       'filter[organization]',
-      /organization is required/,
+      /^filter\[organization\] is required/,
     ],
     [
       '/admin/reports/remittance?filter[organization]=6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0009&filter[pay_date]=2026-03-20',
@@ -308,7 +308,7 @@ test('bad input to the reports is 400 naming the parameter, never 500', async (t
     [
       '/admin/reports/remittance?filter[organization]=6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0009&filter[pay_date]=20260320',
       'filter[pay_date]',
-      /pay_date must be a calendar day/,
+      /^filter\[pay_date\] must be a calendar day/,
     ],
     [
       '/admin/reports/remittance?filter[organization]=nope&filter[pay_date]=2026-03-20',

@@ -51,6 +51,17 @@ test('a preflight from a configured origin is allowed (methods, the headers clie
   assert.match(String(response.headers['access-control-max-age']), /^\d+$/);
   assert.equal(response.headers['access-control-allow-credentials'], undefined, 'never credentials');
   assert.ok(response.headers['x-request-id']);
+  // A version header of the published description's form is allowed when a preflight asks for it.
+  const versioned = await app.api.inject({
+    url: '/rest/transfers',
+    ...preflight(APP_ORIGIN, 'GET', 'authorization,partner-api-version'),
+  });
+  assert.equal(versioned.statusCode, 204);
+  const versionedAllowed = String(versioned.headers['access-control-allow-headers'])
+    .toLowerCase()
+    .split(/,\s*/);
+  assert.ok(versionedAllowed.includes('partner-api-version'), versionedAllowed.join());
+  assert.ok(!versionedAllowed.includes('x-partner-api-version'));
   // /admin too.
   const admin = await app.api.inject({ url: '/admin/organizations', ...preflight(APP_ORIGIN, 'GET') });
   assert.equal(admin.statusCode, 204);

@@ -11,6 +11,7 @@ import {
   restClient,
   workerToken,
 } from '../helpers/factories.ts';
+import { operatorClient } from '../helpers/operator.ts';
 
 /** Every request of these tests meets the edge of a listener; a worker with a token is enough to reach the routes. */
 async function setUp(t: Parameters<typeof buildTestApp>[0]) {
@@ -85,6 +86,81 @@ test('a query parameter the operation does not know is refused by name, not igno
   assertErrorAnswer(await rest.get('/rest/transfers?filter[color]=blue'), 400, 'INVALID_FILTER_FIELD', {
     source: { parameter: 'filter[color]' },
   });
+});
+
+test('a query parameter given twice is refused naming it: a filter as INVALID_FILTER_QUERY, others INVALID_PARAMETERS', async (t) => {
+  const { app, rest } = await setUp(t);
+  for (const [url, code, name] of [
+    [
+      '/rest/paychecks?filter[status]=DEPOSITED&filter[status]=ESTIMATED',
+      'INVALID_FILTER_QUERY',
+      'filter[status]',
+    ],
+    [
+      '/rest/transfers?filter[submitted_at__gt]=2026-01-01T00:00:00Z&filter[submitted_at__gt]=2026-02-01T00:00:00Z',
+      'INVALID_FILTER_QUERY',
+      'filter[submitted_at__gt]',
+    ],
+    ['/rest/transfers?filter=status:"PENDING"&filter=status:"SETTLED"', 'INVALID_FILTER_QUERY', 'filter'],
+    ['/rest/transfers?page[size]=1&page[size]=2', 'INVALID_PARAMETERS', 'page[size]'],
+    [
+      '/rest/transfers?include=final_funding_sources&include=final_funding_sources',
+      'INVALID_PARAMETERS',
+      'include',
+    ],
+  ] as const) {
+    const response = await rest.get(url);
+    const error = assertErrorAnswer(response, 400, code, { source: { parameter: name } });
+    assert.equal(error.detail, `${name} may be given only once.`, url);
+  }
+  const { call } = await operatorClient(app);
+  const operator = await call('GET', '/admin/organizations?page[size]=1&page[size]=2');
+  assertErrorAnswer(operator, 400, 'INVALID_PARAMETERS', { source: { parameter: 'page[size]' } });
+});
+
+test('a request without a body is not parsed whatever its Content-Type; an operation that takes a body says it is empty', async (t) => {
+  const { app, worker, token, rest } = await setUp(t);
+  const authorization = `Bearer ${token}`;
+  for (const type of ['application/vnd.api+json', 'application/json', 'text/plain']) {
+    const created = await rest.post('/rest/accounts', bankAccountBody(worker.personId));
+    assert.equal(created.statusCode, 200, created.body);
+    const deleted = await app.api.inject({
+      method: 'DELETE',
+      url: `/rest/accounts/${created.json().data.id}`,
+      headers: { authorization, 'content-type': type },
+    });
+    assert.equal(deleted.statusCode, 204, `${type}: ${deleted.body}`);
+    assert.equal(
+      (await app.api.inject({ url: '/rest/jobs', headers: { authorization, 'content-type': type } }))
+        .statusCode,
+      200,
+      type,
+    );
+  }
+  const before = await tableCounts(app);
+  const empty = await app.api.inject({
+    method: 'POST',
+    url: '/rest/accounts',
+    headers: { authorization, 'content-type': 'application/vnd.api+json' },
+  });
+  const error = assertErrorAnswer(empty, 400, 'INVALID_USER_INPUT', { source: { pointer: '' } });
+  assert.equal(error.detail, 'The request body is empty; send a JSON document.');
+  const none = await app.api.inject({ method: 'POST', url: '/rest/accounts', headers: { authorization } });
+  assert.equal(none.statusCode, 400, none.body);
+  assert.deepEqual(none.json().errors[0].source, { pointer: '' });
+  // A body that is there is still held to the media type.
+  assertErrorAnswer(
+    await app.api.inject({
+      method: 'POST',
+      url: '/rest/accounts',
+      headers: { authorization, 'content-type': 'application/json' },
+      payload: JSON.stringify(bankAccountBody(worker.personId)),
+    }),
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    { source: { header: 'Content-Type' } },
+  );
+  assert.deepEqual(await tableCounts(app), before);
 });
 
 test('date-time filters outside years 0001 to 9999 (UTC) are INVALID_FILTER_VALUE naming the parameter', async (t) => {

@@ -109,6 +109,31 @@ test('Service-API-Version: absent or 3 is served, anything else is 400 INVALID_V
     assert.equal(error.code, 'INVALID_VERSION_HEADER');
     assert.deepEqual(error.source, { header: 'Service-API-Version' });
   }
+  // The published description's name for it is <Name>-API-Version: any header of that form is read the same way,
+  // and named as the client spelled it.
+  assert.equal(
+    (await api.inject({ url: '/rest/probes', headers: { 'Partner-API-Version': '3' } })).statusCode,
+    200,
+  );
+  for (const headers of [{ 'Partner-API-Version': '4' }, { 'Partner-API-Version': 'abc' }]) {
+    const response = await api.inject({ url: '/rest/probes', headers });
+    assert.equal(response.statusCode, 400, JSON.stringify(headers));
+    const [error] = response.json().errors;
+    assert.equal(error.code, 'INVALID_VERSION_HEADER');
+    // Named as sent (inject sends names in lower case; a socket keeps the client's case).
+    assert.deepEqual(error.source, { header: 'partner-api-version' });
+    assert.equal(
+      error.detail,
+      'The partner-api-version header names a version this server does not serve; use 3.',
+    );
+  }
+  // Other headers that merely mention a version are not ours to judge.
+  for (const header of ['X-Partner-API-Version', 'API-Version', 'Partner-API-Versions'])
+    assert.equal(
+      (await api.inject({ url: '/rest/probes', headers: { [header]: '9' } })).statusCode,
+      200,
+      header,
+    );
 });
 
 test('an Accept header that excludes the media type is 406 naming the header', async (t) => {

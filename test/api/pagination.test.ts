@@ -366,6 +366,10 @@ test('page[size], page[after] and other page members are checked: 400 INVALID_PA
       json({ ...own, i: 'not-a-uuid' }),
       json({ ...own, k: 42 }),
       json({ ...own, k: cases[index]!.textKey ? 1 : '2026-13-01T00:00:00.000000Z' }),
+      // Keys no name can be: a NUL (PostgreSQL refuses it: it was a 500), a lone surrogate, a bidi control.
+      json({ ...own, k: 'a\u0000' }),
+      json({ ...own, k: '\ud800' }),
+      json({ ...own, k: 'a\u202e' }),
       cursors.get(name)!.slice(0, -3),
     ])
       await refused(`page[after]=${encodeURIComponent(garbage)}`, 'page[after]');
@@ -513,4 +517,13 @@ test("the operator's organizations: page[offset] and page[limit] page as before;
   assert.match(cursor.links.next, /page%5Bafter%5D=/);
   const whole = (await api.get('/admin/organizations')).json();
   assert.deepEqual(whole.links, { self: `${BASE_URL}/admin/organizations` });
+  for (const limit of ['0', '5000']) {
+    const refusal = assertErrorAnswer(
+      await api.get(`/admin/organizations?page[limit]=${limit}`),
+      400,
+      'INVALID_PARAMETERS',
+      { source: { parameter: 'page[limit]' } },
+    );
+    assert.match(refusal.detail, /^page\[limit\] must be a whole number from 1 to \d+\.$/);
+  }
 });

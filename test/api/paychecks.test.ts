@@ -316,7 +316,7 @@ test('bad filters are 400 with the parameter named', async (t) => {
     ['filter[status__lt]=DEPOSITED', 'INVALID_FIELD_OPERATION', 'filter[status__lt]'],
     ['filter[person.id]=x', 'INVALID_FILTER_FIELD', 'filter[person.id]'],
     ['filter[net_earnings__gte]=1', 'INVALID_FILTER_FIELD', 'filter[net_earnings__gte]'],
-    ['filter[status]=DEPOSITED&filter[status]=ESTIMATED', 'INVALID_PARAMETERS', 'filter[status]'],
+    ['filter[status]=DEPOSITED&filter[status]=ESTIMATED', 'INVALID_FILTER_QUERY', 'filter[status]'],
     ['filter=net_earnings:"1"', 'INVALID_FILTER_FIELD', 'filter'],
     ['filter=status~"DEP"', 'INVALID_FIELD_OPERATION', 'filter'],
     ['filter=job.id~"x"', 'INVALID_FIELD_OPERATION', 'filter'],

@@ -1,0 +1,33 @@
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors/app-error.ts';
+
+/** The API version this server serves. */
+export const API_VERSION = '3';
+
+/**
+ * Our name for the version header. The published description names it after its publisher, `<Name>-API-Version`,
+ * and a client generated from it sends that: a header of that form is read the same way, whatever the name.
+ */
+export const VERSION_HEADER = 'Service-API-Version';
+const VERSION_HEADER_FORM = /^[a-z0-9]+-api-version$/;
+
+/** Whether a header (lower case, as Node gives them) is a version header. */
+export function isVersionHeader(name: string): boolean {
+  return name.endsWith('-api-version') && VERSION_HEADER_FORM.test(name);
+}
+
+/** INVALID_VERSION_HEADER for the first version header that asks for another version, as the client spelled it. */
+export function versionHeaderError(request: FastifyRequest): AppError | undefined {
+  for (const name in request.headers) {
+    if (!isVersionHeader(name) || request.headers[name] === API_VERSION) continue;
+    const raw = request.raw.rawHeaders;
+    let spelled = name === VERSION_HEADER.toLowerCase() ? VERSION_HEADER : name;
+    if (spelled === name)
+      for (let at = 0; at < raw.length; at += 2) if (raw[at]!.toLowerCase() === name) spelled = raw[at]!;
+    return new AppError('INVALID_VERSION_HEADER', {
+      detail: `The ${spelled} header names a version this server does not serve; use ${API_VERSION}.`,
+      source: { header: spelled },
+    });
+  }
+  return undefined;
+}
