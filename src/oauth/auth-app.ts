@@ -37,11 +37,12 @@ const PROVIDER_PATHS = [
  * answers anything else with a bare text 404; we answer 405 with `Allow`, or 404, in the shape of where it went.
  */
 const PROVIDER_METHODS = new Map<string, readonly string[]>([
-  ['/oauth2/auth', ['GET', 'HEAD', 'POST']],
+  // POST on the browser endpoints needs oidc-provider's enableHttpPostMethods, which asks for SameSite=None cookies.
+  ['/oauth2/auth', ['GET', 'HEAD']],
   ['/oauth2/token', ['POST', 'OPTIONS']],
   ['/oauth2/revoke', ['POST', 'OPTIONS']],
   ['/oauth2/introspect', ['POST', 'OPTIONS']],
-  ['/oauth2/sessions/logout', ['GET', 'HEAD', 'POST']],
+  ['/oauth2/sessions/logout', ['GET', 'HEAD']],
   ['/oauth2/sessions/logout/confirm', ['POST']],
   ['/oauth2/sessions/logout/success', ['GET', 'HEAD']],
   ['/userinfo', ['GET', 'HEAD', 'POST', 'OPTIONS']],

@@ -149,6 +149,11 @@ test('a path nothing serves under the pages is a plain 404; a wrong method a pla
   assert.match(missing.support!, /Nothing is served at/);
   const method = await pageAt(`${app.authUrl}/oauth2/auth`, { method: 'DELETE' });
   assertPlainPage(method, { status: 405, title: 'Page not found', code: 'invalid_request' }, '405');
+  // POST is not served on the browser endpoints (oidc-provider would answer a bare text 404): a 405 page too.
+  for (const path of ['/oauth2/auth', '/oauth2/sessions/logout']) {
+    const post = await pageAt(`${app.authUrl}${path}`, { method: 'POST' });
+    assertPlainPage(post, { status: 405, title: 'Page not found', code: 'invalid_request' }, `POST ${path}`);
+  }
 });
 
 test('the logout endpoint: a bad sign-out link says so in plain words', async (t) => {
