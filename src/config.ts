@@ -358,7 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     drainDelayMs: read.integer('EWA_DRAIN_DELAY_MS', 0, 0, 600_000),
     workers: workersConfig(read, database),
     heap: heapConfig(read),
-    redisUrl: read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl: redisUrlOf(read.optionalUrl('REDIS_URL', ['redis:', 'rediss:'])),
     http,
     loadShedding: {
       // The embedded database runs its statements in this thread, so a long one stalls the event loop by design:
@@ -870,15 +870,32 @@ class EnvReader {
         scheme
           ? `${name} starts with ${scheme} but is not a URL that can be read: check the host, that the port is a ` +
               'number, and that characters such as @ : / # ? % in the user name or password are percent-encoded.'
-          : `${name} must be an absolute URL starting with ${protocols.join(' or ')}//.`,
+          : `${name} must be an absolute URL starting with ${protocols.map((protocol) => `${protocol}//`).join(' or ')}.`,
       );
     }
     if (!protocols.includes(parsed.protocol)) {
-      throw new ConfigError(`${name} must be an absolute URL starting with ${protocols.join(' or ')}//.`);
+      throw new ConfigError(
+        `${name} must be an absolute URL starting with ${protocols.map((protocol) => `${protocol}//`).join(' or ')}.`,
+      );
     }
     // Public URLs are joined with paths; a trailing slash would double it.
     return protocols.includes('http:') ? value.replace(/\/+$/, '') : value;
   }
+}
+
+/**
+ * A Redis URL the client can use as it is: a host, and a database that is a number. ioredis would take
+ * `redis://` as localhost, and select database `NaN` (an error thrown outside any request) from `/abc`.
+ */
+function redisUrlOf(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const { hostname, pathname } = new URL(value);
+  if (hostname === '') throw new ConfigError('REDIS_URL names no host: redis://HOST[:PORT][/DATABASE].');
+  if (!/^\/?(\d{1,5})?$/.test(pathname))
+    throw new ConfigError(
+      `REDIS_URL's database must be a number, like redis://${hostname}/0 (got "${pathname.slice(1, 41)}").`,
+    );
+  return value;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -59,9 +59,19 @@ export async function runPrimary(context: CliContext, config: Config, workerCoun
   process.on('SIGHUP', () => {
     if (started) void primary.rollingRestart();
   });
-  if (!(await primary.start(workerCount))) return 1;
-  started = true;
   let metricsServer: MetricsServer | undefined;
+  const stop = (signal: string) => {
+    void primary.stop(signal).then(async (code) => {
+      await metricsServer?.close();
+      process.exit(code);
+    });
+  };
+  // Before the workers start: a stop asked while they start drains them once they are ready.
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  if (!(await primary.start(workerCount))) return 1;
+  if (primary.stopping) return 0;
+  started = true;
   if (config.metrics) {
     try {
       metricsServer = await startMetricsServer(primary.metrics, config.metrics);
@@ -75,16 +85,15 @@ export async function runPrimary(context: CliContext, config: Config, workerCoun
       });
     }
   }
-  const stop = (signal: string) => {
-    void primary.stop(signal).then(async (code) => {
-      await metricsServer?.close();
-      process.exit(code);
-    });
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
   writeLine(context.stdout, runningBanner(config, metricsServer?.port, workerCount));
   return 0;
+}
+
+type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
+
+/** Counters and histograms only: what may be added to a host's totals after the worker that counted it is gone. */
+function countsOf(metrics: WorkerMetrics): WorkerMetrics {
+  return metrics.filter((metric) => ['counter', 'histogram'].includes(String(metric.type)));
 }
 
 class Primary {
@@ -103,7 +112,11 @@ class Primary {
     registers: [this.#registry],
   });
   #scrapeId = 0;
-  readonly #scrapes = new Map<number, (metrics: MetricObjectWithValues<MetricValue<string>>[]) => void>();
+  readonly #scrapes = new Map<number, (metrics: WorkerMetrics) => void>();
+  /** Each worker's counts as it last answered: used while it does not answer, and kept once it is gone. */
+  readonly #lastCounts = new Map<number, WorkerMetrics>();
+  /** The counts of the workers that are gone, added together, so that the host's counters never step down. */
+  #departedCounts: WorkerMetrics = [];
 
   constructor(context: CliContext, config: Config) {
     this.#context = context;
@@ -142,9 +155,17 @@ class Primary {
     contentType: this.#registry.contentType,
     scrape: async (): Promise<string> => {
       const workers = [...this.#slots.values()].filter((slot) => slot.worker.isConnected());
-      const replies = await Promise.all(workers.map((slot) => this.#workerMetrics(slot.worker)));
+      const replies = await Promise.all(
+        workers.map(async ({ worker }) => {
+          const reply = await this.#workerMetrics(worker);
+          if (reply) this.#lastCounts.set(worker.id, countsOf(reply));
+          // A worker that did not answer in time: its counts as they last were, its gauges left out.
+          return reply ?? this.#lastCounts.get(worker.id);
+        }),
+      );
       const all = [
         await this.#registry.getMetricsAsJSON(),
+        this.#departedCounts,
         ...replies.filter((reply) => reply !== undefined),
       ];
       return AggregatorRegistry.aggregate(all).metrics();
@@ -167,6 +188,8 @@ class Primary {
         try {
           await this.#fork();
         } catch (error) {
+          // Stopped while it started: not a failure to report.
+          if (this.#stopping) return;
           this.#say(
             this.#context.stderr,
             `SIGHUP: a new worker did not start (${(error as Error).message}): the old workers keep serving.`,
@@ -180,6 +203,11 @@ class Primary {
     } finally {
       this.#restarting = false;
     }
+  }
+
+  /** Asked to stop: it drains and exits, whatever else was under way. */
+  get stopping(): boolean {
+    return this.#stopping !== undefined;
   }
 
   /** Drains every worker (each waits `drainDelayMs` with /readyz 503, then finishes its requests); 0 when all exit 0. */
@@ -232,15 +260,34 @@ class Primary {
         () => worker.process.kill('SIGKILL'),
         drainDelayMs + this.#config.shutdownTimeoutMs + 5000,
       );
+      const drain = () => this.#send(worker, { type: 'ewa:drain', delayMs: drainDelayMs });
+      const onReady = (message: unknown) => {
+        if (isWorkerMessage(message) && message.type === 'ewa:ready') drain();
+      };
       worker.once('exit', (code) => {
         clearTimeout(limit);
+        worker.off('message', onReady);
         resolve(code ?? 1);
       });
-      this.#send(worker, { type: 'ewa:drain', delayMs: drainDelayMs });
+      // A worker still starting (SIGTERM during a rolling restart) has no ear for it yet: asked once it is ready.
+      if (slot.readyAtMs === undefined) worker.on('message', onReady);
+      else drain();
     });
   }
 
+  /** A worker that is gone leaves its last counts to the host's: a counter that stepped down would read as a reset. */
+  async #keepCountsOf(worker: Worker): Promise<void> {
+    const counts = this.#lastCounts.get(worker.id);
+    this.#lastCounts.delete(worker.id);
+    if (counts === undefined) return;
+    this.#departedCounts = await AggregatorRegistry.aggregate([
+      this.#departedCounts,
+      counts,
+    ]).getMetricsAsJSON();
+  }
+
   #exited(worker: Worker, code: number | null, signal: string | null): void {
+    void this.#keepCountsOf(worker);
     const slot = this.#slots.get(worker.id);
     this.#slots.delete(worker.id);
     if (!slot || slot.retiring || this.#stopping) return;
@@ -264,7 +311,7 @@ class Primary {
     this.#replacements.add(timer);
   }
 
-  async #workerMetrics(worker: Worker): Promise<MetricObjectWithValues<MetricValue<string>>[] | undefined> {
+  async #workerMetrics(worker: Worker): Promise<WorkerMetrics | undefined> {
     const id = ++this.#scrapeId;
     try {
       return await new Promise((resolve) => {

@@ -92,6 +92,9 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
   };
 }
 
+/** How much longer than statement_timeout a statement's answer may take before its connection is cut. */
+const ANSWER_MARGIN_MS = 2000;
+
 async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }>): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: config.url,
@@ -118,7 +121,13 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   // An idle client that loses its server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
   const db = new Kysely<DB>({
-    dialect: new PostgresDialect({ pool: preparingPool(pool) }),
+    dialect: new PostgresDialect({
+      // Past the statement limit and a margin for the server's own cancellation to arrive first.
+      pool: preparingPool(pool, {
+        answerDeadlineMs:
+          config.limits.statementTimeoutMs > 0 ? config.limits.statementTimeoutMs + ANSWER_MARGIN_MS : 0,
+      }),
+    }),
     log: statementLog(),
   });
   let closed = false;

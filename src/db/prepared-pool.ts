@@ -32,7 +32,7 @@ const MAX_PREPARED_PARAMETERS = 64;
  * with parameters a name on its connection, so it is parsed once per connection, and PostgreSQL may keep a
  * generic plan for it (`plan_cache_mode = auto`). The names are per connection, so the statements die with it.
  */
-export function preparingPool(pool: pg.Pool): PostgresPool {
+export function preparingPool(pool: pg.Pool, options: { answerDeadlineMs?: number } = {}): PostgresPool {
   const namesOf = new WeakMap<pg.PoolClient, Map<string, string>>();
   return {
     options: pool.options,
@@ -52,12 +52,35 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
         // not crash the process: its next query fails, and the pool drops it when it is released.
         client.on('error', () => {});
       }
-      return preparingClient(client, names);
+      return preparingClient(client, names, options.answerDeadlineMs ?? 0);
     },
   };
 }
 
-function preparingClient(client: pg.PoolClient, names: Map<string, string>): PostgresPoolClient {
+/**
+ * statement_timeout is the server's to keep: a server that stops answering (stopped, a network path that drops
+ * packets without a reset, a failover) keeps none, and the request would wait as long as it does. Past the
+ * deadline the connection is cut: its statement fails as a lost connection (503), and the pool drops it. A
+ * transaction that lifts the statement limit (UNLIMITED_TRANSACTION, a migration) lifts this one too.
+ */
+function withAnswerDeadline<T>(client: pg.PoolClient, deadlineMs: number, answer: Promise<T>): Promise<T> {
+  if (deadlineMs <= 0) return answer;
+  const timer = setTimeout(() => {
+    const { stream } = (client as unknown as { connection: { stream: { destroy(error?: Error): void } } })
+      .connection;
+    stream.destroy(new Error(`Connection terminated: the database did not answer within ${deadlineMs} ms`));
+  }, deadlineMs);
+  return answer.finally(() => clearTimeout(timer));
+}
+
+const LIFTS_STATEMENT_LIMIT = "set_config('statement_timeout', '0', true)";
+
+function preparingClient(
+  client: pg.PoolClient,
+  names: Map<string, string>,
+  answerDeadlineMs: number,
+): PostgresPoolClient {
+  let deadlineMs = answerDeadlineMs;
   const nameFor = (text: string, parameters: readonly unknown[]): string | undefined => {
     if (parameters.length === 0 || parameters.length > MAX_PREPARED_PARAMETERS) return undefined;
     if (text.startsWith(PLANNED_EACH_CALL)) return undefined;
@@ -77,8 +100,10 @@ function preparingClient(client: pg.PoolClient, names: Map<string, string>): Pos
     query: ((textOrCursor: any, parameters?: readonly unknown[]) => {
       if (typeof textOrCursor !== 'string') return client.query(textOrCursor);
       const values = (parameters ?? []) as unknown[];
-      if (isBatch(textOrCursor)) return sendBatch(client, values[0] as BatchStatements, send);
-      return send(textOrCursor, values);
+      if (isBatch(textOrCursor))
+        return withAnswerDeadline(client, deadlineMs, sendBatch(client, values[0] as BatchStatements, send));
+      if (textOrCursor.includes(LIFTS_STATEMENT_LIMIT)) deadlineMs = 0;
+      return withAnswerDeadline(client, deadlineMs, send(textOrCursor, values));
     }) as PostgresPoolClient['query'],
   };
 }

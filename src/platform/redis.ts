@@ -22,7 +22,7 @@ export async function connectRedis(url: string, log: FastifyBaseLogger): Promise
     retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
   });
   let warnedAtMs = Number.NEGATIVE_INFINITY;
-  redis.on('error', (error: Error) => {
+  const away = (error: Error) => {
     if (performance.now() - warnedAtMs < WARNING_INTERVAL_MS) return;
     warnedAtMs = performance.now();
     // The message only: the URL, which can carry a password, is never logged.
@@ -30,7 +30,21 @@ export async function connectRedis(url: string, log: FastifyBaseLogger): Promise
       { redisError: error.message },
       'Redis does not answer: rate limits are counted in this process alone',
     );
-  });
+  };
+  redis.on('error', away);
+  // A Redis that stops answering on a connection that stays open (stopped, a network that drops packets) raises no
+  // error: each command would wait out its timeout. The first that does drops the connection, so that the next
+  // fail at once while the background connects again (it is ready once Redis answers its ready check).
+  const sendCommand = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((...args: Parameters<typeof sendCommand>) => {
+    const answer = sendCommand(...args) as Promise<unknown>;
+    answer.catch((error: Error) => {
+      if (error?.message !== 'Command timed out' || redis.status !== 'ready') return;
+      away(error);
+      redis.disconnect(true);
+    });
+    return answer;
+  }) as typeof redis.sendCommand;
   redis.on('ready', () => {
     if (warnedAtMs !== Number.NEGATIVE_INFINITY)
       log.warn('Redis answers again: rate limits are shared again');

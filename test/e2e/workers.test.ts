@@ -249,22 +249,36 @@ test('ewa serve --workers 2 on PostgreSQL: both serve, limits, revocations and t
     },
   );
 
-  await t.test('a worker killed with SIGKILL is replaced', async () => {
-    const [victim] = workers;
-    process.kill(victim!, 'SIGKILL');
-    await eventually(async () => {
-      const now = childPids(primaryPid);
-      return now.length === 2 && !now.includes(victim!) && (await metricValue('ewa_workers_ready')) === 2;
-    }, 20_000);
-    workers = childPids(primaryPid);
-    assert.equal(workers.length, 2);
-    assert.ok(!workers.includes(victim!));
-    assert.match(
-      server.output(),
-      new RegExp(`Worker ${victim} stopped unexpectedly \\(SIGKILL\\): starting another in`),
-    );
-    assert.match(await metrics(), /ewa_worker_restarts_total\{reason="died"\} 1/);
-  });
+  await t.test(
+    "a worker killed with SIGKILL is replaced, and the host's counters do not step down",
+    async () => {
+      const livez = async () =>
+        Number(
+          /ewa_http_requests_total\{listener="api",method="GET",route="\/livez",status="200"\} (\d+)/.exec(
+            await metrics(),
+          )?.[1],
+        );
+      const counted = await livez();
+      assert.ok(counted >= 20, String(counted));
+      const [victim] = workers;
+      process.kill(victim!, 'SIGKILL');
+      await eventually(async () => {
+        const now = childPids(primaryPid);
+        return now.length === 2 && !now.includes(victim!) && (await metricValue('ewa_workers_ready')) === 2;
+      }, 20_000);
+      workers = childPids(primaryPid);
+      assert.equal(workers.length, 2);
+      assert.ok(!workers.includes(victim!));
+      assert.match(
+        server.output(),
+        new RegExp(`Worker ${victim} stopped unexpectedly \\(SIGKILL\\): starting another in`),
+      );
+      assert.match(await metrics(), /ewa_worker_restarts_total\{reason="died"\} 1/);
+      // The dead worker's counts stay in the host's: a counter that fell would read to Prometheus as a reset, and
+      // the whole remaining total as new requests.
+      assert.ok((await livez()) >= counted, `${await livez()} after ${counted}`);
+    },
+  );
 
   await t.test(
     'SIGHUP restarts the workers one at a time under steady load, with no failed request',
@@ -430,4 +444,27 @@ test('a worker that cannot start stops the whole start with its message, exit 1,
     new RegExp(`127\\.0\\.0\\.1:${apiPort} is in use by another process \\(EADDRINUSE\\)`),
   );
   assert.match(running.output(), /A worker did not start \(its message is above\): stopping\./);
+});
+
+test('SIGTERM while a rolling restart starts a worker: that worker is drained once it is ready, and the primary exits 0', async (t) => {
+  if (!onPostgres) {
+    t.skip('needs PostgreSQL: set DATABASE_URL');
+    return;
+  }
+  const database = await openTestDatabase(t);
+  const server = await startApiProcess({
+    ...database.env,
+    EWA_WORKERS: '2',
+    EWA_SHUTDOWN_TIMEOUT_MS: '3000',
+  });
+  t.after(() => server.kill());
+  const primaryPid = server.child.pid!;
+  await eventually(async () => childPids(primaryPid).length === 2, 30_000);
+  server.child.kill('SIGHUP');
+  // The new worker is forked at once and takes a second or more to be ready: stop while it starts.
+  await eventually(async () => childPids(primaryPid).length === 3, 10_000);
+  server.child.kill('SIGTERM');
+  assert.equal(await server.exited, 0, server.output());
+  assert.doesNotMatch(server.output(), /did not start/);
+  assert.deepEqual(childPids(primaryPid), []);
 });

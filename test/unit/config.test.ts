@@ -68,12 +68,12 @@ test('a bad value stops start-up with a message naming the variable and what is 
     [{ EWA_HOST: 'local host' }, /EWA_HOST must be an IP address or a host name to listen on/],
     [
       { EWA_BASE_URL: 'localhost:8080' },
-      /EWA_BASE_URL must be an absolute URL starting with http: or https:/,
+      /EWA_BASE_URL must be an absolute URL starting with http:\/\/ or https:\/\/\.$/,
     ],
     [{ EWA_PAYMENTS_URL: 'ftp://x' }, /EWA_PAYMENTS_URL must be an absolute URL/],
     [
       { DATABASE_URL: 'mysql://x' },
-      /DATABASE_URL must be an absolute URL starting with postgres: or postgresql:/,
+      /DATABASE_URL must be an absolute URL starting with postgres:\/\/ or postgresql:\/\/\.$/,
     ],
     [
       { DATABASE_URL: 'postgres://postgres@127.0.0.1:notaport/test' },
@@ -87,6 +87,16 @@ test('a bad value stops start-up with a message naming the variable and what is 
       { DATABASE_URL: 'postgres://x', EWA_DB_SCHEMA: 'x;drop' },
       /EWA_DB_SCHEMA must be a lower-case SQL identifier/,
     ],
+    [
+      { REDIS_URL: 'http://x' },
+      /^REDIS_URL must be an absolute URL starting with redis:\/\/ or rediss:\/\/\.$/,
+    ],
+    [{ REDIS_URL: 'redis://' }, /^REDIS_URL names no host/],
+    [
+      { REDIS_URL: 'redis://127.0.0.1:6379/abc' },
+      /^REDIS_URL's database must be a number, like redis:\/\/127\.0\.0\.1\/0 \(got "abc"\)\.$/,
+    ],
+    [{ REDIS_URL: 'redis://127.0.0.1:6379/1/2' }, /^REDIS_URL's database must be a number/],
     [{ EWA_LOG_LEVEL: 'loud' }, /EWA_LOG_LEVEL must be one of/],
     [{ EWA_SEED_DEMO: 'yes' }, /EWA_SEED_DEMO must be true or false/],
     [{ EWA_MASTER_KEY: 'c2hvcnQ=' }, /EWA_MASTER_KEY must be 32 bytes encoded in base64/],
