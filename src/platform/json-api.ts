@@ -5,6 +5,7 @@ import { shownText, textProblem } from '../domain/input-text.ts';
 import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
+import { duplicateMember, duplicateRefused } from './duplicate-members.ts';
 import { inputTextError } from './edge-input.ts';
 import { lossyNumber } from './exact-numbers.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
@@ -86,11 +87,14 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     utf8Body((request, text, done) =>
       parseJson(request, text, (error, value) => {
         if (error) return done(poisoningRefused(text) ?? error);
+        const invalid = request.routeOptions.config?.schemaErrorCodes?.invalid ?? 'INVALID_PARAMETERS';
+        const twice = duplicateMember(text);
+        if (twice !== undefined) return done(duplicateRefused(invalid, twice));
         const lossy = lossyNumber(text);
         if (!lossy) return done(null, value);
         const sent = lossy.source.length > 40 ? `${lossy.source.slice(0, 40)}…` : lossy.source;
         done(
-          new AppError(request.routeOptions.config?.schemaErrorCodes?.invalid ?? 'INVALID_PARAMETERS', {
+          new AppError(invalid, {
             detail:
               `${lossy.pointer || 'The body'} is ${sent}, more digits than a JSON number keeps: it would be read ` +
               `as ${lossy.value}. Send the exact value; amounts are whole numbers of minor units.`,

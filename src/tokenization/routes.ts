@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
+import { duplicateMember, duplicateRefused } from '../platform/duplicate-members.ts';
 import { inputTextError } from '../platform/edge-input.ts';
 import { JSON_MEDIA } from '../platform/media-types.ts';
 import { traceIdOf } from '../platform/request-id.ts';
@@ -91,11 +92,18 @@ export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async
 
   // JSON only: a text/plain or form post (what a browser may send without a preflight) is refused with 415, and so
   // is JSON in another charset than UTF-8; bytes that are not UTF-8 are 400.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     JSON_MEDIA,
     { parseAs: 'buffer', bodyLimit: CARD_TOKEN_BODY_LIMIT_BYTES },
-    utf8Body(app.getDefaultJsonParser('error', 'error')),
+    utf8Body((request, text, done) =>
+      parseJson(request, text, (error, value) => {
+        const twice = error ? undefined : duplicateMember(text);
+        if (twice !== undefined) return done(duplicateRefused('INVALID_FIELDS', twice));
+        done(error, value);
+      }),
+    ),
   );
 
   // Every string of the request by the one rule of input-text.ts, before the card is read; a body field that breaks

@@ -163,6 +163,57 @@ test('a request without a body is not parsed whatever its Content-Type; an opera
   assert.deepEqual(await tableCounts(app), before);
 });
 
+test('a member sent twice in one object is 400 naming it, on /rest and on card tokenization; nothing is written', async (t) => {
+  const { app, worker, token } = await setUp(t);
+  const before = await tableCounts(app);
+  const post = (url: string, payload: string, headers: Record<string, string> = {}) =>
+    app.api.inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json', ...headers },
+      payload,
+    });
+  const account = JSON.stringify(bankAccountBody(worker.personId)).replace(
+    '"name":"Everyday checking"',
+    '"name":"Other","name":"Everyday checking"',
+  );
+  assertErrorAnswer(await post('/rest/accounts', account), 400, 'INVALID_FIELDS', {
+    source: { pointer: '/data/attributes/name' },
+  });
+  const transfer = '{"data":{"type":"transfers","attributes":{"amount":99999999,"amount":601}}}';
+  const refused = assertErrorAnswer(await post('/rest/transfers', transfer), 400, 'INVALID_PARAMETERS', {
+    source: { pointer: '/data/attributes/amount' },
+  });
+  assert.equal(
+    refused.detail,
+    '/data/attributes/amount is given twice in its object: send each member once.',
+  );
+  // Spelled another way by an escape, it is the same name.
+  assertErrorAnswer(
+    await post('/rest/transfers', '{"data":{"type":"transfers","attributes":{"amount":1,"amoun\\u0074":2}}}'),
+    400,
+    'INVALID_PARAMETERS',
+    { source: { pointer: '/data/attributes/amount' } },
+  );
+  const card = JSON.stringify(CARD).replace('{', '{"card_number":"4000000000000002",');
+  for (const [listener, url] of [
+    [app.payments, '/v2/cards/generic'],
+    [app.api, '/cards/generic'],
+  ] as const) {
+    const answer = await listener.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/json' },
+      payload: card,
+    });
+    assertErrorAnswer(answer, 400, 'INVALID_FIELDS', {
+      source: { pointer: '/card_number' },
+      mediaType: 'application/json',
+    });
+  }
+  assert.deepEqual(await tableCounts(app), before);
+});
+
 test('date-time filters outside years 0001 to 9999 (UTC) are INVALID_FILTER_VALUE naming the parameter', async (t) => {
   const { rest } = await setUp(t);
   const refused = [
