@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
 import type { OutboxTopic } from './outbox-message.ts';
 
@@ -185,10 +186,17 @@ export class OutboxDispatcher {
       try {
         await this.dispatchDue();
       } catch (error) {
-        this.#options.logger.error(
-          { err: error },
-          'outbox dispatch failed; it is tried again on the next poll',
-        );
+        // The database away is said once per poll as a warning; anything else is an error with its stack.
+        if (isDatabaseUnavailable(error))
+          this.#options.logger.warn(
+            { reason: (error as Error).message },
+            'outbox dispatch failed; it is tried again on the next poll',
+          );
+        else
+          this.#options.logger.error(
+            { err: error },
+            'outbox dispatch failed; it is tried again on the next poll',
+          );
       }
     });
   }

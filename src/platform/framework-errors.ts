@@ -13,6 +13,7 @@ import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
 import { logRequestCompleted } from './access-log.ts';
+import { logServerFailure } from './failure-log.ts';
 import { traceIdOf } from './request-id.ts';
 
 /**
@@ -78,7 +79,7 @@ function answerFrameworkError(
   options: EdgeErrorOptions,
 ): void {
   const appError = frameworkAppError(error);
-  if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+  logServerFailure(request.log, appError, error, 'request failed');
   reply.raw.once('finish', () => logRequestCompleted(request, reply));
   const body = errorDocument(appError, {
     requestId: request.id,

@@ -14,6 +14,7 @@ import { queryNamesOf, repeatedQueryParameter, unknownQueryParameter } from './q
 import { closedRequestBody } from './request-bodies.ts';
 import { traceIdOf } from './request-id.ts';
 import './route-config.ts';
+import { logServerFailure } from './failure-log.ts';
 import { utf8Body } from './utf8-body.ts';
 import { versionHeaderError } from './version-header.ts';
 
@@ -155,7 +156,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request.routeOptions.config?.schemaErrorCodes);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    logServerFailure(request.log, appError, error, 'request failed');
     sendError(request, reply, appError, options.baseUrl);
   });
 

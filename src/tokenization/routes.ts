@@ -6,6 +6,7 @@ import { errorDocument } from '../errors/error-document.ts';
 import { toAppError } from '../errors/to-app-error.ts';
 import { duplicateMember, duplicateRefused } from '../platform/duplicate-members.ts';
 import { inputTextError } from '../platform/edge-input.ts';
+import { logServerFailure } from '../platform/failure-log.ts';
 import { JSON_MEDIA } from '../platform/media-types.ts';
 import { traceIdOf } from '../platform/request-id.ts';
 import { errorResponses } from '../platform/schemas.ts';
@@ -116,7 +117,7 @@ export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async
   app.setErrorHandler((error, request, reply) => {
     const appError = explained(toAppError(error));
     // Only the error object: it never holds the body (the JSON parser's message, which quotes it, is not logged).
-    if (appError.status >= 500) request.log.error({ err: error }, 'card tokenization failed');
+    logServerFailure(request.log, appError, error, 'card tokenization failed');
     sendError(request, reply, appError, errorsBaseUrl);
   });
 

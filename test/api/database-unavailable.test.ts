@@ -89,6 +89,14 @@ test('a pool whose every connection stays in use answers 503 with Retry-After on
   }
   assertServiceUnavailable(answered);
   assert.equal((await read()).statusCode, 200, 'answers again once a connection is free');
+  // Expected while it lasts, and met by every request: a warning with its reason, never an error line.
+  const failed = app.logs.filter((line) => line.msg === 'request failed');
+  assert.ok(failed.length > 0);
+  for (const line of failed) {
+    assert.equal(line.level, 40, JSON.stringify(line));
+    assert.match(String(line.reason), /no database connection|stayed busy/);
+    assert.equal(line.err, undefined);
+  }
 });
 
 test('a table lock held past the lock timeout answers 503 with Retry-After while the lock is still held', {
