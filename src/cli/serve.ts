@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { checkWorkerCount, loadConfig } from '../config.ts';
 import { type Command, type Flags, UsageError } from './command.ts';
+import { requireFreePorts } from './free-ports.ts';
 import { runPrimary } from './serve-primary.ts';
 import { serveInThisProcess } from './serve-process.ts';
 
@@ -38,6 +39,9 @@ export const serveCommand: Command = {
     }
     const workers = workerCount(flags, config);
     if (workers > 1) return runPrimary(context, config, workers);
+    // Before the database: the embedded one's first start is seconds of work a port in use would waste. (With
+    // workers, each says so itself; see serve-primary.ts.)
+    await requireFreePorts(config);
     return serveInThisProcess(context, config);
   },
 };

@@ -46,17 +46,30 @@ export function lockDataDir(dataDir: string): () => void {
       return () => rmSync(path, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new DataDirUnusableError(dataDir, error);
-      const owner = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new DataDirBusyError(
-          `The embedded database in ${dataDir} is open in process ${owner} (probably \`ewa serve\`). ` +
-            'Once it prints that it is running, `ewa` runs its commands through it; or stop it first.',
-        );
-      }
+      const owner = dataDirOwner(dataDir);
+      if (owner !== undefined) throw dataDirBusy(dataDir, owner);
       rmSync(path, { force: true }); // left by a process that died: take it over
     }
   }
   throw new DataDirBusyError(`Could not lock ${dataDir}.`);
+}
+
+/** The live process other than this one that holds the data directory, if any. */
+export function dataDirOwner(dataDir: string): number | undefined {
+  let owner: number;
+  try {
+    owner = Number(readFileSync(join(dataDir, 'owner.pid'), 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner) ? owner : undefined;
+}
+
+export function dataDirBusy(dataDir: string, owner: number): DataDirBusyError {
+  return new DataDirBusyError(
+    `The embedded database in ${dataDir} is open in process ${owner} (probably \`ewa serve\`). ` +
+      'Once it prints that it is running, `ewa` runs its commands through it; or stop it first.',
+  );
 }
 
 export function isAlive(pid: number): boolean {

@@ -121,3 +121,28 @@ test('npm start path: first start creates the database, seeds, serves three list
   again.child.kill('SIGINT');
   assert.equal(await again.exited, 0);
 });
+
+test('a port in use stops the start in one line before the embedded database is made', async (t) => {
+  const { createServer } = await import('node:net');
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.after(() => taken.close());
+  const port = (taken.address() as { port: number }).port;
+  const parent = mkdtempSync(join(tmpdir(), 'ewa-serve-'));
+  t.after(() => rmSync(parent, { recursive: true, force: true }));
+  const dataDir = join(parent, 'data');
+  const running = start({
+    EWA_DATA_DIR: dataDir,
+    EWA_HOST: '127.0.0.1',
+    EWA_API_PORT: String(await freePort()),
+    EWA_AUTH_PORT: String(port),
+    EWA_PAYMENTS_PORT: String(await freePort()),
+  });
+  t.after(() => running.child.kill('SIGKILL'));
+  assert.equal(await running.exited, 1, running.output());
+  assert.equal(
+    running.output().trim(),
+    `ewa serve: 127.0.0.1:${port} is in use by another process (EADDRINUSE): stop it, or set EWA_AUTH_PORT to a free port.`,
+  );
+  assert.ok(!existsSync(dataDir), 'nothing was made');
+});
