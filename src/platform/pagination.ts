@@ -75,7 +75,8 @@ function validKey(order: ListOrder, key: unknown): key is string {
   if (typeof key !== 'string' || key.length > 500) return false;
   // A name key is text a name could be: anything else (a NUL PostgreSQL refuses, a lone surrogate) was not ours.
   if (order.key.type === 'text') return textProblem(key) === undefined;
-  if (!TIMESTAMP.test(key)) return false;
+  // PostgreSQL has no year 0, which Date takes: a key of that year was never ours, and would be its error (a 500).
+  if (!TIMESTAMP.test(key) || key.startsWith('0000')) return false;
   const date = new Date(`${key.slice(0, 23)}Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19) === key.slice(0, 19);
 }

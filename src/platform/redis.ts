@@ -31,7 +31,19 @@ export async function connectRedis(url: string, log: FastifyBaseLogger): Promise
       'Redis does not answer: rate limits are counted in this process alone',
     );
   };
-  redis.on('error', away);
+  // A database number the Redis does not have (SELECT refused) would leave the connection on database 0, another
+  // tenant's maybe: the connection is closed for good instead, and the limits are counted in each process.
+  let wrongDatabase = false;
+  redis.on('error', (error: Error) => {
+    if (wrongDatabase) return;
+    if (!/DB index is out of range/i.test(error?.message ?? '')) return away(error);
+    wrongDatabase = true;
+    log.error(
+      { redisError: error.message },
+      "REDIS_URL's database does not exist on that Redis: rate limits are counted in this process alone",
+    );
+    redis.disconnect(false);
+  });
   // A Redis that stops answering on a connection that stays open (stopped, a network that drops packets) raises no
   // error: each command would wait out its timeout. The first that does drops the connection, so that the next
   // fail at once while the background connects again (it is ready once Redis answers its ready check).
@@ -46,6 +58,7 @@ export async function connectRedis(url: string, log: FastifyBaseLogger): Promise
     return answer;
   }) as typeof redis.sendCommand;
   redis.on('ready', () => {
+    if (wrongDatabase) return;
     if (warnedAtMs !== Number.NEGATIVE_INFINITY)
       log.warn('Redis answers again: rate limits are shared again');
     warnedAtMs = Number.NEGATIVE_INFINITY;

@@ -51,9 +51,9 @@ function corsOptionsFor(request: FastifyRequest, origins: readonly string[]): Fa
 
 /** The headers allowed, and a version header of another name that the preflight asks for (version-header.ts). */
 function withVersionHeadersAsked(request: FastifyRequest): string[] {
-  const asked = request.headers['access-control-request-headers'];
-  if (typeof asked !== 'string' || !asked.includes('-api-version')) return ALLOWED_HEADERS;
-  const names = asked.split(',').map((name) => name.trim().toLowerCase());
+  const asked = request.headers['access-control-request-headers']?.toLowerCase();
+  if (asked === undefined || !asked.includes('-api-version')) return ALLOWED_HEADERS;
+  const names = asked.split(',').map((name) => name.trim());
   return [
     ...ALLOWED_HEADERS,
     ...names.filter((name) => isVersionHeader(name) && name !== 'service-api-version'),

@@ -13,7 +13,8 @@ const VERSION_HEADER_FORM = /^[a-z0-9]+-api-version$/;
 
 /** Whether a header (lower case, as Node gives them) is a version header. */
 export function isVersionHeader(name: string): boolean {
-  return name.endsWith('-api-version') && VERSION_HEADER_FORM.test(name);
+  // X-API-Version is a generic name a gateway may add for its own versions: not one of these.
+  return name.endsWith('-api-version') && VERSION_HEADER_FORM.test(name) && name !== 'x-api-version';
 }
 
 /** INVALID_VERSION_HEADER for the first version header that asks for another version, as the client spelled it. */

@@ -54,7 +54,7 @@ test('a preflight from a configured origin is allowed (methods, the headers clie
   // A version header of the published description's form is allowed when a preflight asks for it.
   const versioned = await app.api.inject({
     url: '/rest/transfers',
-    ...preflight(APP_ORIGIN, 'GET', 'authorization,partner-api-version'),
+    ...preflight(APP_ORIGIN, 'GET', 'Authorization, Partner-API-Version'),
   });
   assert.equal(versioned.statusCode, 204);
   const versionedAllowed = String(versioned.headers['access-control-allow-headers'])

@@ -128,7 +128,7 @@ test('Service-API-Version: absent or 3 is served, anything else is 400 INVALID_V
     );
   }
   // Other headers that merely mention a version are not ours to judge.
-  for (const header of ['X-Partner-API-Version', 'API-Version', 'Partner-API-Versions'])
+  for (const header of ['X-Partner-API-Version', 'API-Version', 'Partner-API-Versions', 'X-API-Version'])
     assert.equal(
       (await api.inject({ url: '/rest/probes', headers: { [header]: '9' } })).statusCode,
       200,

@@ -370,6 +370,8 @@ test('page[size], page[after] and other page members are checked: 400 INVALID_PA
       json({ ...own, k: 'a\u0000' }),
       json({ ...own, k: '\ud800' }),
       json({ ...own, k: 'a\u202e' }),
+      // A year Date takes and PostgreSQL has not (it was a 500 on every list ordered by time).
+      json({ ...own, k: cases[index]!.textKey ? 1 : '0000-01-01T00:00:00.000000Z' }),
       cursors.get(name)!.slice(0, -3),
     ])
       await refused(`page[after]=${encodeURIComponent(garbage)}`, 'page[after]');
