@@ -21,10 +21,10 @@ export function isVersionHeader(name: string): boolean {
 export function versionHeaderError(request: FastifyRequest): AppError | undefined {
   for (const name in request.headers) {
     if (!isVersionHeader(name) || request.headers[name] === API_VERSION) continue;
-    const raw = request.raw.rawHeaders;
-    let spelled = name === VERSION_HEADER.toLowerCase() ? VERSION_HEADER : name;
-    if (spelled === name)
-      for (let at = 0; at < raw.length; at += 2) if (raw[at]!.toLowerCase() === name) spelled = raw[at]!;
+    const spelled =
+      name === VERSION_HEADER.toLowerCase()
+        ? VERSION_HEADER
+        : (request.raw.rawHeaders.find((sent) => sent.toLowerCase() === name) ?? name);
     return new AppError('INVALID_VERSION_HEADER', {
       detail: `The ${spelled} header names a version this server does not serve; use ${API_VERSION}.`,
       source: { header: spelled },
