@@ -84,6 +84,11 @@ export interface Config {
    * balancer takes it out of rotation before it stops accepting connections.
    */
   readonly drainDelayMs: number;
+  /**
+   * A worker of `ewa serve --workers` that has not answered its primary this long (its event loop stuck in a loop,
+   * the process stopped) is killed and started again: it would keep being handed connections it never answers.
+   */
+  readonly workerStallTimeoutMs: number;
   readonly workers: WorkersConfig;
   /** The V8 heap flags `ewa serve` runs its processes with (src/cli/heap-flags.ts). */
   readonly heap: HeapConfig;
@@ -356,6 +361,7 @@ export function loadConfig(env: Env = process.env): Config {
     healthDbTimeoutMs: read.integer('EWA_HEALTH_DB_TIMEOUT_MS', 1000, 50, 60_000),
     shutdownTimeoutMs: read.integer('EWA_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     drainDelayMs: read.integer('EWA_DRAIN_DELAY_MS', 0, 0, 600_000),
+    workerStallTimeoutMs: read.integer('EWA_WORKER_STALL_TIMEOUT_MS', 30_000, 1000, 600_000),
     workers: workersConfig(read, database),
     heap: heapConfig(read),
     redisUrl: redisUrlOf(read.optionalUrl('REDIS_URL', ['redis:', 'rediss:'])),

@@ -22,13 +22,14 @@ import { AccessTokenVerifier } from './platform/access-tokens.ts';
 import { bearerAuthPlugin } from './platform/bearer-auth.ts';
 import { errorsPagePlugin } from './platform/errors-page.ts';
 import { ignoreUnknownExpectations } from './platform/expectations.ts';
-import { edgeErrorOptions } from './platform/framework-errors.ts';
+import { edgeErrorOptions, refuseConnect } from './platform/framework-errors.ts';
 import { jsonApiPlugin } from './platform/json-api.ts';
 import { listenerLimits } from './platform/listener-limits.ts';
 import { loadSheddingPlugin, refuseOnAuthServer } from './platform/load-shedding.ts';
 import { loggerOptions } from './platform/logger.ts';
 import { JSON_API_MEDIA, JSON_MEDIA } from './platform/media-types.ts';
 import { Metrics } from './platform/metrics.ts';
+import { oneHostPlugin } from './platform/one-host.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { probeRoutes } from './platform/probe-routes.ts';
 import { Readiness } from './platform/readiness.ts';
@@ -193,6 +194,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     : undefined;
   if (deps.tracing) await api.register(deps.tracing.fastifyPlugin());
   await api.register(accessLogPlugin);
+  await api.register(oneHostPlugin);
   if (metrics) await api.register(metrics.httpPlugin, { listener: 'api' });
   await api.register(securityHeadersPlugin, { config, listener: 'api' });
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
@@ -268,6 +270,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   });
   if (deps.tracing) await auth.register(deps.tracing.fastifyPlugin());
   await auth.register(accessLogPlugin);
+  await auth.register(oneHostPlugin);
   if (metrics) await auth.register(metrics.httpPlugin, { listener: 'auth' });
   await auth.register(securityHeadersPlugin, { config, listener: 'auth' });
   await auth.register(loadSheddingPlugin, { config: config.loadShedding, refuse: refuseOnAuthServer });
@@ -279,6 +282,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   });
   if (deps.tracing) await payments.register(deps.tracing.fastifyPlugin());
   await payments.register(accessLogPlugin);
+  await payments.register(oneHostPlugin);
   if (metrics) await payments.register(metrics.httpPlugin, { listener: 'payments' });
   await payments.register(securityHeadersPlugin, { config, listener: 'payments' });
   await payments.register(loadSheddingPlugin, { config: config.loadShedding });
@@ -293,6 +297,9 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // After the hooks above, so that the card routes carry X-Request-Id; every other path stays a 404.
   await payments.register(cardTokenRoutes, { ...cardTokens, path: '/v2/cards/generic' });
   await Promise.all([api.ready(), auth.ready(), payments.ready()]);
-  for (const app of [api, auth, payments]) ignoreUnknownExpectations(app.server);
+  for (const app of [api, auth, payments]) {
+    ignoreUnknownExpectations(app.server);
+    refuseConnect(app.server);
+  }
   return { money, webhooks, sandbox, api, auth, payments, readiness, ...(metrics ? { metrics } : {}) };
 }

@@ -28,6 +28,8 @@ const SCRAPE_TIMEOUT_MS = 2000;
 interface Slot {
   worker: Worker;
   readyAtMs: number | undefined;
+  /** When it last showed its event loop runs (ready, or an answer to a ping). */
+  answeredAtMs: number;
   /** Asked to stop by the primary: its exit is expected, not replaced. */
   retiring: boolean;
   /**
@@ -103,6 +105,7 @@ class Primary {
   #stopping: Promise<number> | undefined;
   #restarting = false;
   #deathsInARow = 0;
+  readonly #watchdog: NodeJS.Timeout;
   readonly #replacements = new Set<NodeJS.Timeout>();
   readonly #registry = new Registry();
   readonly #restarts = new Counter({
@@ -131,14 +134,38 @@ class Primary {
       },
     });
     cluster.on('message', (worker, message: unknown) => {
-      if (isWorkerMessage(message) && message.type === 'ewa:metrics')
-        this.#scrapes.get(message.id)?.(message.metrics);
-      else if (isWorkerMessage(message) && message.type === 'ewa:ready') {
-        const slot = this.#slots.get(worker.id);
-        if (slot) slot.readyAtMs = performance.now();
-      }
+      if (!isWorkerMessage(message)) return;
+      const slot = this.#slots.get(worker.id);
+      if (slot) slot.answeredAtMs = performance.now();
+      if (message.type === 'ewa:metrics') this.#scrapes.get(message.id)?.(message.metrics);
+      else if (message.type === 'ewa:ready' && slot) slot.readyAtMs = performance.now();
     });
     cluster.on('exit', (worker, code, signal) => this.#exited(worker, code, signal));
+    const stallMs = config.workerStallTimeoutMs;
+    this.#watchdog = setInterval(() => this.#watch(stallMs), Math.min(5000, stallMs / 4));
+    this.#watchdog.unref();
+  }
+
+  /**
+   * Pings every serving worker; one that has not answered for `stallMs` is killed, and #exited starts another.
+   * Its connections would otherwise wait on it forever: the primary hands each new one to the next worker in turn.
+   */
+  #watch(stallMs: number): void {
+    const now = performance.now();
+    for (const slot of this.#slots.values()) {
+      const { worker } = slot;
+      if (slot.readyAtMs === undefined || slot.retiring || this.#stopping || worker.isDead()) continue;
+      if (now - slot.answeredAtMs < stallMs) {
+        this.#send(worker, { type: 'ewa:ping' });
+        continue;
+      }
+      this.#say(
+        this.#context.stderr,
+        `Worker ${worker.process.pid} has not answered for ${Math.round((now - slot.answeredAtMs) / 1000)} s (EWA_WORKER_STALL_TIMEOUT_MS): killing it.`,
+      );
+      slot.answeredAtMs = now; // one kill a stall, even if the signal takes a moment
+      worker.process.kill('SIGKILL');
+    }
   }
 
   /** Forks the first workers and waits until each is ready; false (all stopped) when one fails to start. */
@@ -216,6 +243,7 @@ class Primary {
       if (why.startsWith('SIG'))
         this.#say(this.#context.stdout, `Received ${why}: draining the workers, then stopping.`);
       for (const timer of this.#replacements) clearTimeout(timer);
+      clearInterval(this.#watchdog);
       const codes = await Promise.all(
         [...this.#slots.values()].map((slot) => this.#retire(slot, drainDelayMs)),
       );
@@ -226,7 +254,13 @@ class Primary {
 
   #fork(replaceIfEarlyDeath = false): Promise<Worker> {
     const worker = cluster.fork();
-    const slot: Slot = { worker, readyAtMs: undefined, retiring: false, replaceIfEarlyDeath };
+    const slot: Slot = {
+      worker,
+      readyAtMs: undefined,
+      answeredAtMs: performance.now(),
+      retiring: false,
+      replaceIfEarlyDeath,
+    };
     this.#slots.set(worker.id, slot);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -86,6 +86,7 @@ export async function serveInThisProcess(context: CliContext, config: Config): P
     process.on('message', (message: unknown) => {
       if (!isPrimaryMessage(message) || message.type === 'ewa:closed!') return;
       if (message.type === 'ewa:drain') void stop('the primary', message.delayMs);
+      else if (message.type === 'ewa:ping') send({ type: 'ewa:pong' });
       else if (servers.metrics)
         void servers.metrics.registry.getMetricsAsJSON().then((metrics) => {
           send({ type: 'ewa:metrics', id: message.id, metrics });

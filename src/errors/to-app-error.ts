@@ -48,10 +48,7 @@ export function toAppError(error: unknown, codes: SchemaErrorCodes = {}): AppErr
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('PAYLOAD_TOO_LARGE');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('INVALID_USER_INPUT', {
-        detail: 'The request body is empty; send a JSON document.',
-        source: { pointer: '' },
-      });
+      return emptyBodyError();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('INVALID_USER_INPUT', {
         detail: 'The request body is not valid JSON.',
@@ -138,4 +135,12 @@ function explain(issue: SchemaIssue, missing: string | undefined, extra: string 
 
 function decodePointer(segment: string): string {
   return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** A request whose operation takes a body, sent without one (or with an empty one). */
+export function emptyBodyError(): AppError {
+  return new AppError('INVALID_USER_INPUT', {
+    detail: 'The request body is empty; send a JSON document.',
+    source: { pointer: '' },
+  });
 }

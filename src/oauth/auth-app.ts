@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
 import { shownText, textProblem } from '../domain/input-text.ts';
-import type { AppError } from '../errors/app-error.ts';
+import { AppError } from '../errors/app-error.ts';
 import { RETRY_AFTER_SECONDS } from '../errors/service-unavailable.ts';
 import type { ConnectionAnswer } from '../platform/framework-errors.ts';
 import { purgeExpiredPayloads } from './adapter.ts';
@@ -77,6 +77,9 @@ export interface AuthAppOptions {
 /** What a failed request is told: its status, and a description that holds nothing internal. */
 function publicError(error: FastifyError | RefusedInput): { status: number; description: string } {
   if (isDatabaseUnavailable(error)) return { status: 503, description: UNAVAILABLE_DESCRIPTION };
+  // A refusal by a hook every listener shares (one-host.ts) says why, as the API's error document does.
+  if (error instanceof AppError && error.status < 500)
+    return { status: error.status, description: error.detail };
   const status =
     error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (error instanceof RefusedInput) return { status, description: error.message };

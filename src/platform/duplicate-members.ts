@@ -1,3 +1,4 @@
+import { shownText } from '../domain/input-text.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 
@@ -60,9 +61,12 @@ function pointerOf(stack: readonly Container[], name: string): string {
 
 /** The 400 for a member sent twice, naming it. */
 export function duplicateRefused(code: ErrorCode, pointer: string): AppError {
-  const shown = pointer.length > 200 ? `${pointer.slice(0, 200)}…` : pointer;
+  // Shown as the edge check shows what it refuses: controls, bidirectional and zero-width characters escaped.
+  const shown = shownText(
+    pointer.length > 200 ? `${pointer.slice(0, 200).replace(/[\ud800-\udbff]$/, '')}…` : pointer,
+  );
   return new AppError(code, {
     detail: `${shown} is given twice in its object: send each member once.`,
-    source: { pointer },
+    source: { pointer: shownText(pointer) },
   });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type {
   ConnectionError,
@@ -109,9 +109,28 @@ function frameworkAppError(error: FastifyError): AppError {
   }
 }
 
+const CONNECT_REFUSED = 'ERR_CONNECT_NOT_SERVED';
+
+/**
+ * Node hands a CONNECT request (a tunnel, which only a proxy serves) to 'connect' listeners, and with none closes the
+ * connection without a word. It is answered 405 as the listener answers what its parser refuses.
+ */
+export function refuseConnect(server: Server): void {
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    const error = Object.assign(new Error('CONNECT is not served: this is not a proxy'), {
+      code: CONNECT_REFUSED,
+    });
+    server.emit('clientError', error, socket);
+  });
+}
+
 /** What Node's HTTP parser refused, by its error code. */
 function connectionAppError(error: ConnectionError): AppError {
   switch (error.code) {
+    case CONNECT_REFUSED:
+      return new AppError('METHOD_NOT_ALLOWED', {
+        detail: 'CONNECT is not served here: this server is not a proxy.',
+      });
     case 'HPE_HEADER_OVERFLOW':
       return new AppError('REQUEST_HEADERS_TOO_LARGE');
     case 'ERR_HTTP_REQUEST_TIMEOUT':

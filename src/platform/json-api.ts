@@ -4,17 +4,17 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { shownText, textProblem } from '../domain/input-text.ts';
 import { AppError } from '../errors/app-error.ts';
 import { errorDocument } from '../errors/error-document.ts';
-import { toAppError } from '../errors/to-app-error.ts';
+import { emptyBodyError, toAppError } from '../errors/to-app-error.ts';
 import { duplicateMember, duplicateRefused } from './duplicate-members.ts';
 import { inputTextError } from './edge-input.ts';
 import { lossyNumber } from './exact-numbers.ts';
+import { logServerFailure } from './failure-log.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
 import { queryNamesOf, repeatedQueryParameter, unknownQueryParameter } from './query-names.ts';
 import { closedRequestBody } from './request-bodies.ts';
 import { traceIdOf } from './request-id.ts';
-import './route-config.ts';
-import { logServerFailure } from './failure-log.ts';
+import { OPTIONAL_BODY } from './route-config.ts';
 import { utf8Body } from './utf8-body.ts';
 import { versionHeaderError } from './version-header.ts';
 
@@ -137,6 +137,14 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
   // outside /rest and /admin (the card endpoint) check with their own code; a 404 is checked too.
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.url !== undefined && !routedToJsonApi(request)) return;
+    // Sent with neither a body nor a Content-Type, nothing was parsed: said as the parser says an empty body.
+    const { schema } = request.routeOptions;
+    if (
+      request.body === undefined &&
+      schema?.body !== undefined &&
+      !(schema as Record<string, unknown>)[OPTIONAL_BODY]
+    )
+      throw emptyBodyError();
     const error = inputTextError(request, request.routeOptions.config?.schemaErrorCodes?.invalid);
     if (error) throw error;
     const repeated = repeatedQueryParameter(request.query);

@@ -7,6 +7,7 @@ import { FAVICON_SVG } from './assets/favicon.ts';
 import { DOCS_PREFIX, type RouteMediaTypes, routeMediaTypes } from './json-api.ts';
 import { JSON_MEDIA } from './media-types.ts';
 import { type OperationExamples, operationExamples, sharedErrorExample } from './openapi-examples.ts';
+import { OPTIONAL_BODY } from './route-config.ts';
 
 export interface OpenApiOptions {
   baseUrl: string;
@@ -39,8 +40,6 @@ function withMediaTypes(schema: RouteSchema, media: RouteMediaTypes): RouteSchem
  * send; the media types come from the same function as content negotiation. The reference page is served from
  * the installed swagger-ui files: it works with no network.
  */
-/** The mark of an operation whose body may be left out (its route fills in the default): see withOptionalBodies. */
-export const OPTIONAL_BODY = 'x-body-optional';
 
 /**
  * @fastify/swagger marks every request body required, since Fastify validates one whenever a body schema is given;

@@ -1,6 +1,12 @@
 import type { SchemaErrorCodes } from '../errors/to-app-error.ts';
 import type { QueryNames } from './query-names.ts';
 
+/**
+ * The mark on a route's schema of an operation whose body may be left out (its route fills in the default): the
+ * OpenAPI document shows that body as optional (openapi.ts), and no body is not refused as empty (json-api.ts).
+ */
+export const OPTIONAL_BODY = 'x-body-optional';
+
 /** One way to be allowed: a token of this kind carrying all of these scopes (OpenAPI security semantics). */
 export interface SecurityRequirement {
   kind: 'user' | 'client';

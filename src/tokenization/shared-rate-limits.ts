@@ -1,4 +1,5 @@
-import rateLimit from '@fastify/rate-limit';
+import { createRequire } from 'node:module';
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { RateLimitDecision } from './rate-limit.ts';
@@ -36,8 +37,7 @@ export async function sharedCardLimits(
 ): Promise<SharedCount> {
   await app.register(rateLimit, {
     global: false,
-    redis: options.redis,
-    nameSpace: RATE_LIMIT_NAMESPACE,
+    store: keysUnderNamespace(options.redis),
     // A Redis error reaches the caller, which falls back to the process's own count rather than to no limit.
     skipOnError: false,
   });
@@ -54,5 +54,34 @@ export async function sharedCardLimits(
     const result = await limiters[limit](request);
     if (result.isAllowed || !result.isExceeded) return { allowed: true };
     return { allowed: false, retryAfterSeconds: Math.max(1, result.ttlInSeconds) };
+  };
+}
+
+type RedisStoreCtor = new (
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+  redis: Redis,
+  key: string,
+) => FastifyRateLimitStore;
+
+/** The plugin's own Redis store (one Lua script per attempt); its module is not among the package's types. */
+const RedisStore = createRequire(import.meta.url)(
+  '@fastify/rate-limit/store/RedisStore.js',
+) as RedisStoreCtor;
+
+/**
+ * The plugin's Redis store, with every key `ewa:rate-limit:<limit>:<key>`. Its own store gives a limiter made by
+ * createRateLimit a child whose keys add the route's method and URL, which such a limiter has not: every key read
+ * `ewa:rate-limit:undefinedundefined-…`.
+ */
+function keysUnderNamespace(redis: Redis): FastifyRateLimitStoreCtor {
+  return class {
+    readonly #store = new RedisStore(false, false, redis, RATE_LIMIT_NAMESPACE);
+    incr(...args: Parameters<FastifyRateLimitStore['incr']>): void {
+      this.#store.incr(...args);
+    }
+    child(): FastifyRateLimitStore {
+      return this;
+    }
   };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { buildTestApp } from '../helpers/build-test-app.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { redisAnswers, TEST_REDIS_URL } from '../helpers/redis.ts';
@@ -62,6 +63,15 @@ test('with Redis, two processes count one window per address and per card', asyn
   for (const app of [one, two, one])
     byCard.push((await post(app.payments, randomAddress(), card)).statusCode);
   assert.deepEqual(byCard, [400, 400, 429]);
+
+  // Under the namespace, each key names its limit and what it counts, and expires with its window.
+  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
+  t.after(() => redis.disconnect());
+  const key = `ewa:rate-limit:card-client:${address}`;
+  assert.equal(await redis.get(key), '5');
+  const ttl = await redis.pttl(key);
+  assert.ok(ttl > 0 && ttl <= 60_000, `${key} expires within its window (${ttl} ms)`);
+  assert.deepEqual(await redis.keys(`*${address}*`), [key]);
 });
 
 test('Redis away: each process counts alone, and no request fails for it', async (t) => {

@@ -145,9 +145,11 @@ test('a request without a body is not parsed whatever its Content-Type; an opera
   });
   const error = assertErrorAnswer(empty, 400, 'INVALID_USER_INPUT', { source: { pointer: '' } });
   assert.equal(error.detail, 'The request body is empty; send a JSON document.');
+  // Neither a body nor a Content-Type: the same answer, after the token check as with them.
   const none = await app.api.inject({ method: 'POST', url: '/rest/accounts', headers: { authorization } });
-  assert.equal(none.statusCode, 400, none.body);
-  assert.deepEqual(none.json().errors[0].source, { pointer: '' });
+  const noneError = assertErrorAnswer(none, 400, 'INVALID_USER_INPUT', { source: { pointer: '' } });
+  assert.equal(noneError.detail, 'The request body is empty; send a JSON document.');
+  assertErrorAnswer(await app.api.inject({ method: 'POST', url: '/rest/accounts' }), 401, 'INVALID_TOKEN');
   // A body that is there is still held to the media type.
   assertErrorAnswer(
     await app.api.inject({
@@ -194,6 +196,20 @@ test('a member sent twice in one object is 400 naming it, on /rest and on card t
     400,
     'INVALID_PARAMETERS',
     { source: { pointer: '/data/attributes/amount' } },
+  );
+  // A name with a control or a bidirectional character is shown escaped, as the edge check shows it.
+  const hidden = assertErrorAnswer(
+    await post(
+      '/rest/transfers',
+      '{"data":{"type":"transfers","attributes":{"a\\u202e\\u0000":1,"a\\u202e\\u0000":2}}}',
+    ),
+    400,
+    'INVALID_PARAMETERS',
+    { source: { pointer: '/data/attributes/a\\u202e\\u0000' } },
+  );
+  assert.equal(
+    hidden.detail,
+    '/data/attributes/a\\u202e\\u0000 is given twice in its object: send each member once.',
   );
   const card = JSON.stringify(CARD).replace('{', '{"card_number":"4000000000000002",');
   for (const [listener, url] of [

@@ -114,6 +114,54 @@ test("what Node's HTTP parser refuses is an error document with a request id, an
   assert.ok(refusals.every((entry) => typeof entry.request_id === 'string'));
 });
 
+test('two Host headers are a 400 in the shape of each listener, and one Host is served', async (t) => {
+  const app = await buildTestApp(t);
+  const [apiPort, paymentsPort, authPort] = [
+    await listen(app.api),
+    await listen(app.payments),
+    await listen(app.auth),
+  ];
+  const twoHosts = (method: string, path: string, extra = '') =>
+    `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nhost: elsewhere.example\r\n${extra}Connection: close\r\n\r\n`;
+  const api = await rawExchange(apiPort, twoHosts('GET', '/rest/health'));
+  assertErrorAnswer(api, 400, 'INVALID_USER_INPUT', { mediaType: JSON_API });
+  const detail = JSON.parse(api.body).errors[0];
+  assert.equal(detail.detail, 'Send one Host header: this request has more than one.');
+  assert.deepEqual(detail.source, { header: 'Host' });
+  const card = await rawExchange(
+    paymentsPort,
+    twoHosts('POST', '/v2/cards/generic', 'Content-Type: application/json\r\nContent-Length: 2\r\n').replace(
+      /\r\n\r\n$/,
+      '\r\n\r\n{}',
+    ),
+  );
+  assertErrorAnswer(card, 400, 'INVALID_USER_INPUT', { mediaType: 'application/json' });
+  const discovery = await rawExchange(authPort, twoHosts('GET', '/.well-known/openid-configuration'));
+  assert.equal(discovery.statusCode, 400, discovery.body);
+
+  const one = await rawExchange(
+    authPort,
+    'GET /.well-known/openid-configuration HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+  );
+  assert.equal(one.statusCode, 200);
+});
+
+test('CONNECT is a 405 in the shape of each listener, and the connection closes', async (t) => {
+  const app = await buildTestApp(t);
+  const connect = 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n';
+  for (const [listener, mediaType] of [
+    [app.api, JSON_API],
+    [app.payments, 'application/json'],
+  ] as const) {
+    const answer = await rawExchange(await listen(listener), connect);
+    assertErrorAnswer(answer, 405, 'METHOD_NOT_ALLOWED', { mediaType });
+    assert.equal(answer.headers.connection, 'close');
+  }
+  const auth = await rawExchange(await listen(app.auth), connect);
+  assert.equal(auth.statusCode, 405, auth.body);
+  assert.match(JSON.parse(auth.body).error_description, /CONNECT is not served here/);
+});
+
 test('a request not received in time is a 408 error document', async (t) => {
   const app = await buildTestApp(t);
   const port = await listen(app.api);

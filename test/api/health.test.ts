@@ -44,6 +44,12 @@ test('GET /rest/health is 503 SERVICE_UNAVAILABLE, with Retry-After, when the da
   assert.equal(response.json().errors[0].code, 'SERVICE_UNAVAILABLE');
   assert.match(String(response.headers['retry-after']), /^\d+$/);
   assert.ok(elapsedMs < 1200, `answered after ${elapsedMs} ms, when the database was free again`);
+  // A warning with its cause in one line, no stack: a load balancer probes every few seconds while it lasts.
+  const warnings = app.logs.filter((line) => line.msg === 'health check: database did not answer');
+  assert.equal(warnings.length, 1);
+  assert.equal(warnings[0]!.level, 40);
+  assert.equal(typeof warnings[0]!.reason, 'string');
+  assert.equal(warnings[0]!.err, undefined);
   assert.equal(
     (await api.inject({ url: '/rest/health', headers })).statusCode,
     200,

@@ -359,9 +359,9 @@ test('bad endpoint input is a 400 naming the field; a client has at most its sha
     partner.post('/rest/webhook_endpoints', { data: { type: 'webhook_endpoints', attributes } });
   for (const [attributes, code, pointer] of [
     [{}, 'MISSING_REQUIRED_FIELD', '/data/attributes/url'],
-    [{ url: 'ftp://example.com/x' }, 'INVALID_PARAMETERS', '/data/attributes/url'],
-    [{ url: 'not a url' }, 'INVALID_PARAMETERS', '/data/attributes/url'],
-    [{ url: 'https://user:pw@example.com/' }, 'INVALID_PARAMETERS', '/data/attributes/url'],
+    [{ url: 'ftp://example.com/x' }, 'INVALID_FIELDS', '/data/attributes/url'],
+    [{ url: 'not a url' }, 'INVALID_FIELDS', '/data/attributes/url'],
+    [{ url: 'https://user:pw@example.com/' }, 'INVALID_FIELDS', '/data/attributes/url'],
     [{ url: `https://example.com/${'a'.repeat(2100)}` }, 'INVALID_FIELDS', '/data/attributes/url'],
     [
       { url: 'https://example.com/', event_types: ['transfer.exploded'] },
@@ -386,6 +386,8 @@ test('bad endpoint input is a 400 naming the field; a client has at most its sha
   assert.equal((await create({ url: 'https://example.com/2' })).statusCode, 201);
   const third = await create({ url: 'https://example.com/3' });
   assert.equal(third.statusCode, 400);
+  // Well formed, refused by what the client already has: not a malformed field.
+  assert.equal(third.json().errors[0].code, 'INVALID_PARAMETERS');
   assert.match(third.json().errors[0].detail, /at most 2/);
   assert.equal((await partner.get('/rest/webhook_endpoints/nope')).statusCode, 404);
 });

@@ -468,3 +468,36 @@ test('SIGTERM while a rolling restart starts a worker: that worker is drained on
   assert.doesNotMatch(server.output(), /did not start/);
   assert.deepEqual(childPids(primaryPid), []);
 });
+
+test('a worker that stops answering its primary is killed after EWA_WORKER_STALL_TIMEOUT_MS and replaced; the other keeps serving', async (t) => {
+  if (!onPostgres) {
+    t.skip('needs PostgreSQL: set DATABASE_URL');
+    return;
+  }
+  const database = await openTestDatabase(t);
+  const server = await startApiProcess({
+    ...database.env,
+    EWA_WORKERS: '2',
+    EWA_WORKER_STALL_TIMEOUT_MS: '2000',
+  });
+  t.after(() => server.kill());
+  const primaryPid = server.child.pid!;
+  await eventually(async () => childPids(primaryPid).length === 2, 30_000);
+  // Both answer their pings meanwhile: neither is taken for stuck while it serves.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const [victim, survivor] = childPids(primaryPid);
+  assert.equal(childPids(primaryPid).length, 2, server.output());
+  // Stopped, as a worker whose event loop never comes back is: the primary would hand it every other connection.
+  process.kill(victim!, 'SIGSTOP');
+  await eventually(async () => {
+    const now = childPids(primaryPid);
+    return now.length === 2 && !now.includes(victim!);
+  }, 20_000);
+  assert.ok(childPids(primaryPid).includes(survivor!), 'the worker that answered was left alone');
+  assert.match(server.output(), new RegExp(`Worker ${victim} has not answered for \\d+ s`));
+  assert.match(server.output(), new RegExp(`Worker ${victim} stopped unexpectedly \\(SIGKILL\\)`));
+  await eventually(async () => (await freshRequest(`${server.apiUrl}/readyz`)).status === 200, 20_000);
+  const statuses = [];
+  for (let i = 0; i < 10; i++) statuses.push((await freshRequest(`${server.apiUrl}/livez`)).status);
+  assert.deepEqual(statuses, Array(10).fill(200));
+});

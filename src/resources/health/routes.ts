@@ -39,7 +39,8 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
       try {
         await database.ping(dbTimeoutMs);
       } catch (error) {
-        request.log.warn({ err: error }, 'health check: database did not answer');
+        // Its cause, in one line: a load balancer's probes would write a stack every few seconds while it lasts.
+        request.log.warn({ reason: (error as Error)?.message }, 'health check: database did not answer');
         throw serviceUnavailable('The database did not answer in time.', error);
       }
       return { status: 'UP' as const, version: packageJson.version };

@@ -2,7 +2,6 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { pointingAt } from '../../admin/input-errors.ts';
 import { AppError, type ErrorSource } from '../../errors/app-error.ts';
-import { OPTIONAL_BODY } from '../../platform/openapi.ts';
 import {
   PAGINATED,
   pageLinks,
@@ -13,6 +12,7 @@ import {
 } from '../../platform/pagination.ts';
 import { bodyIdMustMatch, ResourceIdParam } from '../../platform/resource-schemas.ts';
 import type { SecurityRequirement } from '../../platform/route-config.ts';
+import { OPTIONAL_BODY } from '../../platform/route-config.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { selfLink } from '../../platform/serializer.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/event-types.ts';
@@ -112,20 +112,23 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
     id: attempt.id,
     attributes: deliveryAttributes(attempt),
   });
-  /** Service errors as the API's: a field's InputError points at it; an endpoint not the caller's is a 404. */
+  const schemaErrors = { missing: 'MISSING_REQUIRED_FIELD', invalid: 'INVALID_FIELDS' } as const;
+  /**
+   * Service errors as the API's: a field's InputError points at it, with the code the schema gives a malformed
+   * member; an endpoint not the caller's is a 404.
+   */
   const answering = async <T>(
     work: () => Promise<T>,
     sourceOf: (field: string | undefined) => ErrorSource = sourceOfField,
   ): Promise<T> => {
     try {
-      return await pointingAt(sourceOf, work);
+      return await pointingAt(sourceOf, work, schemaErrors.invalid);
     } catch (error) {
       if (error instanceof EndpointNotFound)
         throw new AppError('RECORD_NOT_FOUND', { detail: error.message });
       throw error;
     }
   };
-  const schemaErrors = { missing: 'MISSING_REQUIRED_FIELD', invalid: 'INVALID_FIELDS' } as const;
 
   app.get(
     base,
