@@ -30,6 +30,8 @@ interface Slot {
   readyAtMs: number | undefined;
   /** When it last showed its event loop runs (ready, or an answer to a ping). */
   answeredAtMs: number;
+  /** Killed by the primary for not answering (#watch). */
+  stalled?: boolean;
   /** Asked to stop by the primary: its exit is expected, not replaced. */
   retiring: boolean;
   /**
@@ -110,7 +112,7 @@ class Primary {
   readonly #registry = new Registry();
   readonly #restarts = new Counter({
     name: 'ewa_worker_restarts_total',
-    help: 'Workers started again by the primary: after one died (reason="died") or in a rolling restart (reason="rolling").',
+    help: 'Workers started again by the primary: after one died (reason="died"), after one was killed for not answering (reason="stalled"), or in a rolling restart (reason="rolling").',
     labelNames: ['reason'],
     registers: [this.#registry],
   });
@@ -125,6 +127,14 @@ class Primary {
     this.#context = context;
     this.#config = config;
     const slots = this.#slots;
+    new Gauge({
+      name: 'ewa_primary_resident_memory_bytes',
+      help: "The primary's own resident memory (process_resident_memory_bytes is its workers' summed).",
+      registers: [this.#registry],
+      collect() {
+        this.set(process.memoryUsage.rss());
+      },
+    });
     new Gauge({
       name: 'ewa_workers_ready',
       help: 'Workers of this primary that are serving.',
@@ -164,6 +174,7 @@ class Primary {
         `Worker ${worker.process.pid} has not answered for ${Math.round((now - slot.answeredAtMs) / 1000)} s (EWA_WORKER_STALL_TIMEOUT_MS): killing it.`,
       );
       slot.answeredAtMs = now; // one kill a stall, even if the signal takes a moment
+      slot.stalled = true;
       worker.process.kill('SIGKILL');
     }
   }
@@ -337,7 +348,7 @@ class Primary {
     const timer = setTimeout(() => {
       this.#replacements.delete(timer);
       if (this.#stopping) return;
-      this.#restarts.inc({ reason: 'died' });
+      this.#restarts.inc({ reason: slot.stalled ? 'stalled' : 'died' });
       this.#fork(true).catch(() => {
         // Its exit was seen by #exited, which schedules the next try with a longer delay.
       });

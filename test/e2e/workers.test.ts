@@ -475,10 +475,12 @@ test('a worker that stops answering its primary is killed after EWA_WORKER_STALL
     return;
   }
   const database = await openTestDatabase(t);
+  const metricsPort = await freePort();
   const server = await startApiProcess({
     ...database.env,
     EWA_WORKERS: '2',
     EWA_WORKER_STALL_TIMEOUT_MS: '2000',
+    EWA_METRICS_PORT: String(metricsPort),
   });
   t.after(() => server.kill());
   const primaryPid = server.child.pid!;
@@ -500,4 +502,7 @@ test('a worker that stops answering its primary is killed after EWA_WORKER_STALL
   const statuses = [];
   for (let i = 0; i < 10; i++) statuses.push((await freshRequest(`${server.apiUrl}/livez`)).status);
   assert.deepEqual(statuses, Array(10).fill(200));
+  const metrics = (await freshRequest(`http://127.0.0.1:${metricsPort}/metrics`)).body;
+  assert.match(metrics, /^ewa_worker_restarts_total\{reason="stalled"\} 1$/m);
+  assert.ok(Number(/^ewa_primary_resident_memory_bytes (\d+)$/m.exec(metrics)?.[1]) > 10_000_000, metrics);
 });
