@@ -108,6 +108,7 @@ class Primary {
   #restarting = false;
   #deathsInARow = 0;
   readonly #watchdog: NodeJS.Timeout;
+  #watchedAtMs = performance.now();
   readonly #replacements = new Set<NodeJS.Timeout>();
   readonly #registry = new Registry();
   readonly #restarts = new Counter({
@@ -162,7 +163,12 @@ class Primary {
    */
   #watch(stallMs: number): void {
     const now = performance.now();
+    // The primary's own loop held up (the machine stalled, a swap storm): the workers' answers may be waiting in
+    // its channel behind this timer, and are not late. They are timed again from now.
+    const primaryLate = now - this.#watchedAtMs > stallMs / 2;
+    this.#watchedAtMs = now;
     for (const slot of this.#slots.values()) {
+      if (primaryLate) slot.answeredAtMs = now;
       const { worker } = slot;
       if (slot.readyAtMs === undefined || slot.retiring || this.#stopping || worker.isDead()) continue;
       if (now - slot.answeredAtMs < stallMs) {
