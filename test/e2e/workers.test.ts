@@ -489,6 +489,13 @@ test('a worker that stops answering its primary is killed after EWA_WORKER_STALL
   await new Promise((resolve) => setTimeout(resolve, 3000));
   const [victim, survivor] = childPids(primaryPid);
   assert.equal(childPids(primaryPid).length, 2, server.output());
+  // The primary itself held up past the limit: its workers' answers wait in its channel, and nobody is killed.
+  process.kill(primaryPid, 'SIGSTOP');
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  process.kill(primaryPid, 'SIGCONT');
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.deepEqual(childPids(primaryPid), [victim, survivor]);
+  assert.doesNotMatch(server.output(), /has not answered/);
   // Stopped, as a worker whose event loop never comes back is: the primary would hand it every other connection.
   process.kill(victim!, 'SIGSTOP');
   await eventually(async () => {
