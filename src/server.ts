@@ -20,6 +20,7 @@ import { ensureSigningKey } from './oauth/signing-keys.ts';
 import { AccessLogController, accessLogPlugin } from './platform/access-log.ts';
 import { AccessTokenVerifier } from './platform/access-tokens.ts';
 import { bearerAuthPlugin } from './platform/bearer-auth.ts';
+import { closingConnectionsPlugin } from './platform/closing-connections.ts';
 import { errorsPagePlugin } from './platform/errors-page.ts';
 import { ignoreUnknownExpectations } from './platform/expectations.ts';
 import { edgeErrorOptions, refuseConnect } from './platform/framework-errors.ts';
@@ -195,6 +196,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   if (deps.tracing) await api.register(deps.tracing.fastifyPlugin());
   await api.register(accessLogPlugin);
   await api.register(oneHostPlugin);
+  await api.register(closingConnectionsPlugin, { readiness });
   if (metrics) await api.register(metrics.httpPlugin, { listener: 'api' });
   await api.register(securityHeadersPlugin, { config, listener: 'api' });
   await api.register(jsonApiPlugin, { baseUrl: config.api.publicUrl });
@@ -271,6 +273,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   if (deps.tracing) await auth.register(deps.tracing.fastifyPlugin());
   await auth.register(accessLogPlugin);
   await auth.register(oneHostPlugin);
+  await auth.register(closingConnectionsPlugin, { readiness });
   if (metrics) await auth.register(metrics.httpPlugin, { listener: 'auth' });
   await auth.register(securityHeadersPlugin, { config, listener: 'auth' });
   await auth.register(loadSheddingPlugin, { config: config.loadShedding, refuse: refuseOnAuthServer });
@@ -283,6 +286,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   if (deps.tracing) await payments.register(deps.tracing.fastifyPlugin());
   await payments.register(accessLogPlugin);
   await payments.register(oneHostPlugin);
+  await payments.register(closingConnectionsPlugin, { readiness });
   if (metrics) await payments.register(metrics.httpPlugin, { listener: 'payments' });
   await payments.register(securityHeadersPlugin, { config, listener: 'payments' });
   await payments.register(loadSheddingPlugin, { config: config.loadShedding });

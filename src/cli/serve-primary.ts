@@ -22,6 +22,11 @@ const REPLACE_DELAY_MAX_MS = 30_000;
 const REPLACE_DELAY_FIRST_MS = 500;
 /** A worker that served this long before it died resets the doubling: it was not a crash loop. */
 const STABLE_AFTER_MS = 60_000;
+/**
+ * In a rolling restart, how long the old worker keeps serving once its replacement is ready, answering each request
+ * with `Connection: close`, so that kept-alive connections move to the other workers before its listeners close.
+ */
+const ROLLING_HANDOVER_MS = 1000;
 /** How long a scrape waits for the workers' metrics; a worker that has not answered by then is left out. */
 const SCRAPE_TIMEOUT_MS = 2000;
 
@@ -241,7 +246,7 @@ class Primary {
           return;
         }
         this.#restarts.inc({ reason: 'rolling' });
-        await this.#retire(slot, 0);
+        await this.#retire(slot, ROLLING_HANDOVER_MS);
       }
       this.#say(this.#context.stdout, 'SIGHUP: every worker was restarted.');
     } finally {
@@ -307,10 +312,14 @@ class Primary {
     slot.retiring = true;
     if (worker.isDead()) return Promise.resolve(worker.process.exitCode ?? 1);
     return new Promise((resolve) => {
-      const limit = setTimeout(
-        () => worker.process.kill('SIGKILL'),
-        drainDelayMs + this.#config.shutdownTimeoutMs + 5000,
-      );
+      const limitMs = drainDelayMs + this.#config.shutdownTimeoutMs + 5000;
+      const limit = setTimeout(() => {
+        this.#say(
+          this.#context.stderr,
+          `Worker ${worker.process.pid} did not stop within ${limitMs / 1000} s of being asked: killing it.`,
+        );
+        worker.process.kill('SIGKILL');
+      }, limitMs);
       const drain = () => this.#send(worker, { type: 'ewa:drain', delayMs: drainDelayMs });
       const onReady = (message: unknown) => {
         if (isWorkerMessage(message) && message.type === 'ewa:ready') drain();

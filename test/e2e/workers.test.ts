@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -28,12 +28,12 @@ interface Answer {
 /** One request on a connection of its own (no keep-alive): the primary gives each new connection to a worker. */
 function freshRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const sent = request(
       url,
-      { method: options.method ?? 'GET', headers: options.headers, agent: false },
+      { method: options.method ?? 'GET', headers: options.headers, agent: options.agent ?? false },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -286,10 +286,16 @@ test('ewa serve --workers 2 on PostgreSQL: both serve, limits, revocations and t
       const failures: string[] = [];
       let answered = 0;
       let loading = true;
-      const load = async () => {
+      // Half the load on connections kept alive, as a load balancer's are: a worker that stops must not cut one
+      // under a request (it answers with Connection: close before its listeners close).
+      const keptAlive = new Agent({ keepAlive: true, maxSockets: 4 });
+      t.after(() => keptAlive.destroy());
+      const load = async (index: number) => {
         while (loading) {
           try {
-            const answer = await freshRequest(`${server.apiUrl}/rest/health`);
+            const answer = await freshRequest(`${server.apiUrl}/rest/health`, {
+              ...(index % 2 === 0 ? { agent: keptAlive } : {}),
+            });
             // No token: 401 is the answer of a healthy worker; anything else failed.
             if (answer.status === 401) answered += 1;
             else failures.push(`${answer.status} ${answer.body.slice(0, 200)}`);
@@ -298,7 +304,7 @@ test('ewa serve --workers 2 on PostgreSQL: both serve, limits, revocations and t
           }
         }
       };
-      const loops = Array.from({ length: 4 }, load);
+      const loops = Array.from({ length: 8 }, (_, index) => load(index));
       await new Promise((resolve) => setTimeout(resolve, 300));
       const old = workers;
       server.child.kill('SIGHUP');
