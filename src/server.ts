@@ -13,7 +13,13 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { serverJobs } from './jobs/server-jobs.ts';
 import { createMoneyCore, type MoneyCore } from './money/money-core.ts';
-import { authApp, authConnectionAnswer, authFrameworkErrors, authNotFound } from './oauth/auth-app.ts';
+import {
+  authApp,
+  authConnectionAnswer,
+  authFrameworkErrors,
+  authListenerErrors,
+  authNotFound,
+} from './oauth/auth-app.ts';
 import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
 import { referencePageSignIn } from './oauth/reference-page.ts';
 import { ensureSigningKey } from './oauth/signing-keys.ts';
@@ -55,7 +61,7 @@ import { SandboxControls } from './sandbox/sandbox-controls.ts';
 import { CardTokenKeys } from './tokenization/card-token.ts';
 import { CardTokenizer } from './tokenization/card-tokenizer.ts';
 import { CorsPolicy } from './tokenization/cors-policy.ts';
-import { cardListenerNotFound, cardTokenRoutes } from './tokenization/routes.ts';
+import { cardListenerErrors, cardListenerNotFound, cardTokenRoutes } from './tokenization/routes.ts';
 import { webhookJobs } from './webhooks/webhook-jobs.ts';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.ts';
 
@@ -104,6 +110,8 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
     bodyLimit: config.bodyLimitBytes,
     // Request, header, connection and keep-alive time limits: no slow or silent client holds a connection.
     ...listenerLimits(config.http),
+    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; one-host.ts answers it in ours.
+    http: { ...listenerLimits(config.http).http, requireHostHeader: false },
     // A request that reaches a listener while it closes (on a connection accepted just before, or kept alive) is
     // answered, with `Connection: close`, rather than refused: a rolling restart of workers then loses none.
     return503OnClosing: false,
@@ -270,6 +278,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     }).clientErrorHandler,
     frameworkErrors: authFrameworkErrors,
   });
+  // Before any route: a route keeps the error handler its context had when it was added.
+  auth.setErrorHandler(authListenerErrors);
   if (deps.tracing) await auth.register(deps.tracing.fastifyPlugin());
   await auth.register(accessLogPlugin);
   await auth.register(oneHostPlugin);
@@ -283,6 +293,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     ...fastifyOptions(config, deps, 'payments'),
     ...edgeErrorOptions({ mediaType: JSON_MEDIA, baseUrl: config.api.publicUrl, newId: deps.newId }),
   });
+  payments.setErrorHandler(cardListenerErrors(config.api.publicUrl));
   if (deps.tracing) await payments.register(deps.tracing.fastifyPlugin());
   await payments.register(accessLogPlugin);
   await payments.register(oneHostPlugin);

@@ -138,9 +138,11 @@ function decodePointer(segment: string): string {
 }
 
 /** A request whose operation takes a body, sent without one (or with an empty one). */
-export function emptyBodyError(): AppError {
+export function emptyBodyError(mediaType?: string): AppError {
+  const what =
+    mediaType === undefined || mediaType.includes('json') ? 'a JSON document' : `it as ${mediaType}`;
   return new AppError('INVALID_USER_INPUT', {
-    detail: 'The request body is empty; send a JSON document.',
+    detail: `The request body is empty; send ${what}.`,
     source: { pointer: '' },
   });
 }

@@ -166,6 +166,14 @@ export function authConnectionAnswer(
 }
 
 /** A path nobody serves on the authorization server: a page under our pages, else the OAuth error JSON. */
+/** The authorization server's answer to an error outside its routes (a probe, a hook every listener shares). */
+export function authListenerErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const { status, description } = publicError(error);
+  logIfUnexpected(request, error, status);
+  if (error instanceof AppError && error.headers) reply.headers(error.headers);
+  return sendError(request, reply, status, description);
+}
+
 export function authNotFound(request: FastifyRequest, reply: FastifyReply) {
   const path = (request.raw.url ?? '/').split('?')[0]!;
   return sendError(request, reply, 404, `Nothing is served at ${shownPath(path)} with ${request.method}.`);

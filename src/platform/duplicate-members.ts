@@ -61,12 +61,13 @@ function pointerOf(stack: readonly Container[], name: string): string {
 
 /** The 400 for a member sent twice, naming it. */
 export function duplicateRefused(code: ErrorCode, pointer: string): AppError {
-  // Shown as the edge check shows what it refuses: controls, bidirectional and zero-width characters escaped.
+  // The detail shows controls, bidirectional and zero-width characters escaped, as the edge check does; the pointer
+  // stays the member's (JSON escapes its controls).
   const shown = shownText(
     pointer.length > 200 ? `${pointer.slice(0, 200).replace(/[\ud800-\udbff]$/, '')}…` : pointer,
   );
   return new AppError(code, {
     detail: `${shown} is given twice in its object: send each member once.`,
-    source: { pointer: shownText(pointer) },
+    source: { pointer },
   });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type {
   ConnectionError,
@@ -120,8 +120,23 @@ export function refuseConnect(server: Server): void {
     const error = Object.assign(new Error('CONNECT is not served: this is not a proxy'), {
       code: CONNECT_REFUSED,
     });
-    server.emit('clientError', error, socket);
+    afterAnswersInFlight(socket, () => server.emit('clientError', error, socket));
   });
+}
+
+/**
+ * Calls `then` once the answers to the requests sent before on this connection (pipelined) are written: Node hands
+ * over the connection as soon as it reads the CONNECT, while those may still be running.
+ */
+function afterAnswersInFlight(socket: Socket, then: () => void): void {
+  const answer = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!answer || answer.writableFinished || socket.destroyed) {
+    then();
+    return;
+  }
+  // The next pipelined answer takes the connection when this one finishes.
+  const next = () => setImmediate(() => afterAnswersInFlight(socket, then));
+  answer.once('finish', next);
 }
 
 /** What Node's HTTP parser refused, by its error code. */
@@ -130,6 +145,8 @@ function connectionAppError(error: ConnectionError): AppError {
     case CONNECT_REFUSED:
       return new AppError('METHOD_NOT_ALLOWED', {
         detail: 'CONNECT is not served here: this server is not a proxy.',
+        // A tunnel's target (host:port) is no resource of ours: it allows no method (RFC 9110 §10.2.1).
+        headers: { Allow: '' },
       });
     case 'HPE_HEADER_OVERFLOW':
       return new AppError('REQUEST_HEADERS_TOO_LARGE');
@@ -182,6 +199,9 @@ function answerConnectionError(
       `Content-Type: ${mediaType}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
+      Object.entries(appError.headers ?? {})
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
       'Connection: close\r\n\r\n' +
       body,
   );

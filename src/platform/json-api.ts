@@ -123,7 +123,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
       // An operation that takes no body has nothing to parse, whatever Content-Type says: clients that set it on
       // every request (a DELETE's included) would otherwise be told their absent body is empty JSON. One that
       // takes a body still reads it, and says when it is empty.
-      if (request.routeOptions.schema?.body === undefined) delete request.headers['content-type'];
+      if (!takesBody(request)) delete request.headers['content-type'];
     } else if (!isContentType(request.headers['content-type'], bodyMediaType)) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
         detail: `The request body must be sent as Content-Type: ${bodyMediaType}.`,
@@ -138,13 +138,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.url !== undefined && !routedToJsonApi(request)) return;
     // Sent with neither a body nor a Content-Type, nothing was parsed: said as the parser says an empty body.
-    const { schema } = request.routeOptions;
-    if (
-      request.body === undefined &&
-      schema?.body !== undefined &&
-      !(schema as Record<string, unknown>)[OPTIONAL_BODY]
-    )
-      throw emptyBodyError();
+    if (request.body === undefined && takesBody(request)) throw emptyBodyError(mediaTypesOf(request).request);
     const error = inputTextError(request, request.routeOptions.config?.schemaErrorCodes?.invalid);
     if (error) throw error;
     const repeated = repeatedQueryParameter(request.query);
@@ -240,6 +234,12 @@ function mediaTypesOf(request: FastifyRequest): RouteMediaTypes {
 function shownPath(url: string): string {
   const path = requestPath(url);
   return textProblem(path) ? shownText(path) : path;
+}
+
+/** Whether the operation needs a body: it has a body schema, and its route supplies no default (OPTIONAL_BODY). */
+function takesBody(request: FastifyRequest): boolean {
+  const { schema } = request.routeOptions;
+  return schema?.body !== undefined && !(schema as Record<string, unknown>)[OPTIONAL_BODY];
 }
 
 function hasBody(request: FastifyRequest): boolean {

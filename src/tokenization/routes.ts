@@ -161,6 +161,18 @@ export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async
  * The not-found handler of a listener that serves only the card endpoint at `path`: 405 with `Allow` for another
  * method there, else 404, both in the card endpoint's error document.
  */
+/**
+ * The card listener's answer to an error outside the card routes (a probe, a path served by nothing, a hook every
+ * listener shares): its JSON error document, as the card routes answer theirs.
+ */
+export function cardListenerErrors(errorsBaseUrl: string) {
+  return (error: Error, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(error);
+    logServerFailure(request.log, appError, error, 'request failed');
+    sendError(request, reply, appError, errorsBaseUrl);
+  };
+}
+
 export function cardListenerNotFound(path: string, errorsBaseUrl: string) {
   return (request: FastifyRequest, reply: FastifyReply) => {
     const requested = (request.raw.url ?? '/').split('?')[0];

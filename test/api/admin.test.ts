@@ -406,7 +406,7 @@ test('POST /admin/organizations/{id}/roster imports text/csv, reports bad lines,
 });
 
 test('POST roster: a wrong header is 400, another media type 415, a body over the limit 413, an unknown organization 404', async (t) => {
-  const { app, call, roster } = await operator(t, { EWA_BODY_LIMIT_BYTES: '4096' });
+  const { app, token, call, roster } = await operator(t, { EWA_BODY_LIMIT_BYTES: '4096' });
   const organizationId = (
     await call('POST', '/admin/organizations', createBody({ name: 'Limits Co' }))
   ).json().data.id;
@@ -427,6 +427,19 @@ test('POST roster: a wrong header is 400, another media type 415, a body over th
     'INVALID_PARAMETERS',
     { pointer: '' },
     /roster is empty/,
+  );
+  // No body and no Content-Type: the operation's own media type is named.
+  const bodiless = await app.api.inject({
+    method: 'POST',
+    url: `/admin/organizations/${organizationId}/roster`,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assertError(
+    bodiless,
+    400,
+    'INVALID_USER_INPUT',
+    { pointer: '' },
+    /^The request body is empty; send it as text\/csv\.$/,
   );
   assertError(
     await roster(organizationId, `${header}\nP,A,B,c@d.example,1,HOURLY\n`, JSON_API),

@@ -114,7 +114,7 @@ test("what Node's HTTP parser refuses is an error document with a request id, an
   assert.ok(refusals.every((entry) => typeof entry.request_id === 'string'));
 });
 
-test('two Host headers are a 400 in the shape of each listener, and one Host is served', async (t) => {
+test('two Host headers, none on HTTP/1.1, or a Host that is not one host: a 400 in the shape of each listener, and the connection closes', async (t) => {
   const app = await buildTestApp(t);
   const [apiPort, paymentsPort, authPort] = [
     await listen(app.api),
@@ -144,6 +144,51 @@ test('two Host headers are a 400 in the shape of each listener, and one Host is 
     'GET /.well-known/openid-configuration HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
   );
   assert.equal(one.statusCode, 200);
+
+  // The probes and paths served by nothing answer in their listener's shape too.
+  const cardProbe = await rawExchange(paymentsPort, twoHosts('GET', '/livez'));
+  assertErrorAnswer(cardProbe, 400, 'INVALID_USER_INPUT', { mediaType: 'application/json' });
+  for (const path of ['/livez', '/nothing-here']) {
+    const authAnswer = await rawExchange(authPort, twoHosts('GET', path));
+    assert.equal(authAnswer.statusCode, 400, authAnswer.body);
+    assert.deepEqual(JSON.parse(authAnswer.body), {
+      error: 'invalid_request',
+      error_code: 'invalid_request',
+      error_description: 'Send one Host header: this request has more than one.',
+    });
+  }
+
+  // On a connection kept alive, the refusal closes it: what follows could be read otherwise by a proxy.
+  const keptAlive = await rawExchange(
+    apiPort,
+    'GET /livez HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\nGET /livez HTTP/1.1\r\nHost: a\r\n\r\n',
+  );
+  assert.equal(keptAlive.statusCode, 400);
+  assert.equal(keptAlive.headers.connection, 'close');
+  assert.doesNotMatch(keptAlive.body, /HTTP\/1\.1 200/);
+
+  for (const [request, detail] of [
+    ['GET /livez HTTP/1.1\r\nConnection: close\r\n\r\n', 'Send a Host header: HTTP/1.1 requires one.'],
+    [
+      'GET http://localhost/livez HTTP/1.1\r\nConnection: close\r\n\r\n',
+      'Send a Host header: HTTP/1.1 requires one.',
+    ],
+    [
+      'GET /livez HTTP/1.1\r\nHost: a, b\r\nConnection: close\r\n\r\n',
+      'The Host header must name one host (and port), nothing else.',
+    ],
+  ]) {
+    const answer = await rawExchange(apiPort, request!);
+    const error = assertErrorAnswer(answer, 400, 'INVALID_USER_INPUT', { mediaType: JSON_API });
+    assert.equal(error.detail, detail);
+  }
+  // HTTP/1.0 has no Host; an IPv6 address with a port is one host.
+  assert.equal((await rawExchange(apiPort, 'GET /livez HTTP/1.0\r\n\r\n')).statusCode, 200);
+  assert.equal(
+    (await rawExchange(apiPort, 'GET /livez HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n'))
+      .statusCode,
+    200,
+  );
 });
 
 test('CONNECT is a 405 in the shape of each listener, and the connection closes', async (t) => {
@@ -155,8 +200,16 @@ test('CONNECT is a 405 in the shape of each listener, and the connection closes'
   ] as const) {
     const answer = await rawExchange(await listen(listener), connect);
     assertErrorAnswer(answer, 405, 'METHOD_NOT_ALLOWED', { mediaType });
+    assert.equal(answer.headers.allow, '', 'a tunnel target allows no method');
     assert.equal(answer.headers.connection, 'close');
   }
+  // A request pipelined before the CONNECT is answered first.
+  const pipelined = await rawExchange(
+    (app.api.server.address() as AddressInfo).port,
+    `GET /livez HTTP/1.1\r\nHost: localhost\r\n\r\n${connect}`,
+  );
+  assert.equal(pipelined.statusCode, 200, pipelined.body);
+  assert.match(pipelined.body, /HTTP\/1\.1 405 Method Not Allowed/);
   const auth = await rawExchange(await listen(app.auth), connect);
   assert.equal(auth.statusCode, 405, auth.body);
   assert.match(JSON.parse(auth.body).error_description, /CONNECT is not served here/);

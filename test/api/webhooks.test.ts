@@ -479,6 +479,13 @@ test('a secret rotated with no body keeps the previous one signing for a day', a
   });
   assert.equal(rotated.statusCode, 200, rotated.body);
   assert.equal(rotated.json().data.meta.previous_secrets_expire_at, later(24 * HOUR).toISOString());
+  // So does a client that sends a Content-Type on every request.
+  const typed = await app.api.inject({
+    method: 'POST',
+    url: `/rest/webhook_endpoints/${id}/rotate_secret`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' },
+  });
+  assert.equal(typed.statusCode, 200, typed.body);
   const refused = await partner.post(`/rest/webhook_endpoints/${id}/rotate_secret`, {
     data: { type: 'webhook_secret_rotations', attributes: { overlap_seconds: 10 * 86_400 } },
   });
