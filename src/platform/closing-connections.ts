@@ -9,7 +9,8 @@ import type { Readiness } from './readiness.ts';
  */
 async function closingConnections(app: FastifyInstance, options: { readiness: Readiness }): Promise<void> {
   app.addHook('onRequest', (_request, reply, done) => {
-    if (options.readiness.draining) reply.header('Connection', 'close');
+    // On the raw response: the authorization server's provider writes its answers there, past Fastify's headers.
+    if (options.readiness.draining) reply.raw.setHeader('Connection', 'close');
     done();
   });
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
@@ -486,6 +487,18 @@ test('a secret rotated with no body keeps the previous one signing for a day', a
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' },
   });
   assert.equal(typed.statusCode, 200, typed.body);
+  // And an empty chunked body: no body, as a Content-Length of 0 would say.
+  const chunked = await app.api.inject({
+    method: 'POST',
+    url: `/rest/webhook_endpoints/${id}/rotate_secret`,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/vnd.api+json',
+      'transfer-encoding': 'chunked',
+    },
+    payload: Readable.from([]),
+  });
+  assert.equal(chunked.statusCode, 200, chunked.body);
   const refused = await partner.post(`/rest/webhook_endpoints/${id}/rotate_secret`, {
     data: { type: 'webhook_secret_rotations', attributes: { overlap_seconds: 10 * 86_400 } },
   });
