@@ -99,6 +99,7 @@ export interface Servers {
 }
 
 function fastifyOptions(config: Config, deps: ServerDeps, listener: string): FastifyHttpOptions<Server> {
+  const limits = listenerLimits(config.http);
   const logger = { ...loggerOptions(config), ...(deps.logStream ? { stream: deps.logStream } : {}) };
   return {
     // A worker of `ewa serve --workers` names itself, so that its lines can be told from its siblings'.
@@ -109,9 +110,9 @@ function fastifyOptions(config: Config, deps: ServerDeps, listener: string): Fas
     logController: new AccessLogController(),
     bodyLimit: config.bodyLimitBytes,
     // Request, header, connection and keep-alive time limits: no slow or silent client holds a connection.
-    ...listenerLimits(config.http),
+    ...limits,
     // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; one-host.ts answers it in ours.
-    http: { ...listenerLimits(config.http).http, requireHostHeader: false },
+    http: { ...limits.http, requireHostHeader: false },
     // A request that reaches a listener while it closes (on a connection accepted just before, or kept alive) is
     // answered, with `Connection: close`, rather than refused: a rolling restart of workers then loses none.
     return503OnClosing: false,

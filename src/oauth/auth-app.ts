@@ -165,8 +165,10 @@ export function authConnectionAnswer(
   };
 }
 
-/** A path nobody serves on the authorization server: a page under our pages, else the OAuth error JSON. */
-/** The authorization server's answer to an error outside its routes (a probe, a hook every listener shares). */
+/**
+ * The authorization server's answer to a failed request outside its pages (the provider's endpoints, a probe, a
+ * hook every listener shares): a page under our pages, else the OAuth error JSON.
+ */
 export function authListenerErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const { status, description } = publicError(error);
   logIfUnexpected(request, error, status);
@@ -174,6 +176,7 @@ export function authListenerErrors(error: FastifyError, request: FastifyRequest,
   return sendError(request, reply, status, description);
 }
 
+/** A path nobody serves on the authorization server: a page under our pages, else the OAuth error JSON. */
 export function authNotFound(request: FastifyRequest, reply: FastifyReply) {
   const path = (request.raw.url ?? '/').split('?')[0]!;
   return sendError(request, reply, 404, `Nothing is served at ${shownPath(path)} with ${request.method}.`);
@@ -283,11 +286,7 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
   await app.register(interactionRoutes, { provider, config, db, csrf, now });
 
   await app.register(async (scope) => {
-    scope.setErrorHandler((error: FastifyError, request, reply) => {
-      const { status, description } = publicError(error);
-      logIfUnexpected(request, error, status);
-      return sendError(request, reply, status, description);
-    });
+    scope.setErrorHandler(authListenerErrors);
     // Bodies the provider reads are read and checked here first; the provider then reads the same bytes again
     // (withBodyToRead). Other media types are left unread for the provider to refuse.
     scope.removeAllContentTypeParsers();

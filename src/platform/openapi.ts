@@ -36,12 +36,6 @@ function withMediaTypes(schema: RouteSchema, media: RouteMediaTypes): RouteSchem
 }
 
 /**
- * The OpenAPI document is generated from the route schemas, so it cannot drift from what the routes validate and
- * send; the media types come from the same function as content negotiation. The reference page is served from
- * the installed swagger-ui files: it works with no network.
- */
-
-/**
  * @fastify/swagger marks every request body required, since Fastify validates one whenever a body schema is given;
  * an operation whose route supplies a default body when none is sent says so with OPTIONAL_BODY, and its body is
  * then documented as optional (the mark itself is not published).
@@ -107,6 +101,11 @@ const FAVICON = {
   content: Buffer.from(FAVICON_SVG),
 };
 
+/**
+ * The OpenAPI document is generated from the route schemas, so it cannot drift from what the routes validate and
+ * send; the media types come from the same function as content negotiation. The reference page is served from
+ * the installed swagger-ui files: it works with no network.
+ */
 async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
   await app.register(swagger, {
     transformObject: (document) =>

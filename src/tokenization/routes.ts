@@ -114,12 +114,7 @@ export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async
     if (error) throw error;
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = explained(toAppError(error));
-    // Only the error object: it never holds the body (the JSON parser's message, which quotes it, is not logged).
-    logServerFailure(request.log, appError, error, 'card tokenization failed');
-    sendError(request, reply, appError, errorsBaseUrl);
-  });
+  app.setErrorHandler(cardListenerErrors(errorsBaseUrl, 'card tokenization failed', explained));
 
   app.options(path, { schema: { hide: true } }, async (request, reply) => {
     const method = request.headers['access-control-request-method'];
@@ -158,21 +153,26 @@ export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async
 };
 
 /**
- * The not-found handler of a listener that serves only the card endpoint at `path`: 405 with `Allow` for another
- * method there, else 404, both in the card endpoint's error document.
+ * The card listener's error handler, of the card routes (whose framework errors are `explain`ed for the card) and of
+ * what else it serves (the probes, a hook every listener shares): the card endpoint's JSON error document.
  */
-/**
- * The card listener's answer to an error outside the card routes (a probe, a path served by nothing, a hook every
- * listener shares): its JSON error document, as the card routes answer theirs.
- */
-export function cardListenerErrors(errorsBaseUrl: string) {
+export function cardListenerErrors(
+  errorsBaseUrl: string,
+  logMessage = 'request failed',
+  explain: (error: AppError) => AppError = (error) => error,
+) {
   return (error: Error, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = toAppError(error);
-    logServerFailure(request.log, appError, error, 'request failed');
+    const appError = explain(toAppError(error));
+    // Only the error object: it never holds the body (the JSON parser's message, which quotes it, is not logged).
+    logServerFailure(request.log, appError, error, logMessage);
     sendError(request, reply, appError, errorsBaseUrl);
   };
 }
 
+/**
+ * The not-found handler of a listener that serves only the card endpoint at `path`: 405 with `Allow` for another
+ * method there, else 404, both in the card endpoint's error document.
+ */
 export function cardListenerNotFound(path: string, errorsBaseUrl: string) {
   return (request: FastifyRequest, reply: FastifyReply) => {
     const requested = (request.raw.url ?? '/').split('?')[0];
