@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
@@ -29,7 +30,7 @@ export interface RefusedMessage {
 
 /**
  * How one topic's messages leave: `send` talks to the outside, one message at a time; `sent` and `refused` apply
- * the answers of a round's messages together, in the transaction that marks them sent (each message once, however
+ * the answers of several messages together, in the transaction that marks them sent (each message once, however
  * often it was sent).
  */
 export interface OutboxHandler {
@@ -60,10 +61,10 @@ export interface OutboxDispatcherOptions {
    */
   inOrderBySubject?: boolean;
   /**
-   * With inOrderBySubject: at most `perRound` messages of one receiver (the payload's `key`) in a round, so that one
-   * slow receiver cannot take every lane of it.
+   * At most `atOnce` messages of one receiver (the payload's `key`) claimed or being sent at once in this process,
+   * so that one slow receiver cannot take every lane.
    */
-  perReceiver?: { key: string; perRound: number };
+  perReceiver?: { key: string; atOnce: number };
   /**
    * A message's `createdAt` becomes the instant of its first claim, on this dispatcher's clock: how long it has been
    * tried, whenever it was written (webhooks give up a window after their first try).
@@ -97,21 +98,21 @@ type Delivery =
   | { kind: 'sent'; message: ClaimedMessage; result: Record<string, unknown> }
   | { kind: 'refused'; message: ClaimedMessage; reason: string }
   | { kind: 'retried'; message: ClaimedMessage; error: unknown }
-  /** Not sent: the round ran so long that its lease could end before an answer (claimed again, not counted). */
+  /** Not sent: it waited for a lane so long that its lease could end before an answer (claimed again, not counted). */
   | { kind: 'released'; message: ClaimedMessage };
 
 /** How long a nudge waits for other commits to send with it: the lag it adds to a payment, at most. */
 const NUDGE_GATHER_MS = 20;
 
-/** Rounds of claims one dispatchDue makes at most: bounded work per call, the rest waits for the next. */
-const ROUNDS_MAX = 1_000;
+/** Claims one dispatchDue makes at most: bounded work per call, the rest waits for the next. */
+const CLAIMS_MAX = 1_000;
 
 /**
  * Sends what the outbox holds, after the transactions that wrote it committed. Each process runs one: it claims
  * due messages with `FOR UPDATE SKIP LOCKED` and a lease (so processes never claim the same message, and a
  * message whose process died is claimed again once its lease has passed), sends each outside any transaction,
- * then records the round's outcomes together, in one transaction (and the retries in one statement). A send starts
- * only while an answer can still come within the lease; the rest of the round is released for the next. The receiver sees each message at least once, always with
+ * then records the outcomes of the sends that ended together, in one transaction (and the retries in one statement)
+ * before it claims again. A send starts only while an answer can still come within the lease; the rest is released. The receiver sees each message at least once, always with
  * the message's id as idempotency key; the books apply its answer once (the transaction that applies it deletes
  * the row, and applies nothing if another process deleted it first). A failure is
  * retried with exponential backoff and jitter, without end: a payment the receiver may have taken must never be
@@ -125,6 +126,10 @@ export class OutboxDispatcher {
   #stopped = false;
   #started = false;
   #again = false;
+  /** Nudges whose gathering time has ended: a dispatch in flight claims again when this moved since its claim. */
+  #nudges = 0;
+  #nudgeTimer: NodeJS.Timeout | undefined;
+  #nudgeWaiters: PromiseWithResolvers<void> | undefined;
 
   constructor(options: OutboxDispatcherOptions) {
     if (options.sendTimeoutMs >= options.leaseMs)
@@ -135,28 +140,105 @@ export class OutboxDispatcher {
     this.#handlers = new Map(options.handlers.map((handler) => [handler.topic, handler]));
   }
 
-  /** Sends every message due by `now` (the clock's now when absent); resolves when none is left to claim. */
+  /**
+   * Sends every message due by `now` (the clock's now when absent); resolves when none is left to claim and every
+   * send has ended. Lanes never wait for each other: a lane that is free takes the next claimed message, and when
+   * none is left the answers so far are recorded and more is claimed, so a receiver that hangs holds its own lanes
+   * only (and with perReceiver, at most that many of them, counting its sends still in flight).
+   */
   async dispatchDue(now?: Date): Promise<DispatchReport> {
     const report: DispatchReport = { sent: 0, retried: 0, refused: 0 };
     const { leaseMs, sendTimeoutMs, concurrency } = this.#options;
-    for (let round = 0; round < ROUNDS_MAX && !this.#stopped; round++) {
-      const at = now ?? this.#options.now();
-      const claimed = await this.#claim(at);
-      if (claimed.length === 0) break;
-      const lastStartMs = performance.now() + leaseMs - sendTimeoutMs;
-      const deliveries: Delivery[] = [];
-      await forEachAtMost(claimed, concurrency, async (message) => {
-        deliveries.push(
-          performance.now() < lastStartMs ? await this.#deliver(message, at) : { kind: 'released', message },
-        );
-      });
+    const receiverKey = this.#options.perReceiver?.key;
+    const sendsFreeClaims = this.#options.inOrderBySubject || receiverKey !== undefined;
+    /** Claimed and not yet started, each with the last instant it may start and still answer within its lease. */
+    const waiting: { message: ClaimedMessage; lastStartMs: number }[] = [];
+    const sending = new Set<Promise<void>>();
+    /** Messages waiting or being sent, by receiver: the claim counts them against perReceiver. */
+    const busy = new Map<string, number>();
+    const receiverOf = (message: ClaimedMessage) => String(message.payload[receiverKey ?? ''] ?? '');
+    const ended: Delivery[] = [];
+    const recordEnded = async () => {
+      const deliveries = ended.splice(0);
+      if (deliveries.length === 0) return;
       await this.#record(deliveries, now ?? this.#options.now());
       for (const delivery of deliveries) if (delivery.kind !== 'released') report[delivery.kind]++;
+    };
+    const end = (delivery: Delivery) => {
+      ended.push(delivery);
+      endedCount++;
+      const receiver = receiverOf(delivery.message);
+      busy.set(receiver, (busy.get(receiver) ?? 1) - 1);
+    };
+    let claims = 0;
+    let nudgesAtClaim = this.#nudges;
+    let endedCount = 0;
+    let endedAtClaim = 0;
+    /** The last claim found nothing, and nothing since (a send ending, a nudge) can have made more due. */
+    let drained = false;
+    try {
+      for (;;) {
+        while (waiting.length > 0 && sending.size < concurrency) {
+          const next = waiting.shift()!;
+          if (this.#stopped || performance.now() >= next.lastStartMs) {
+            end({ kind: 'released', message: next.message });
+            continue;
+          }
+          const send: Promise<void> = this.#deliver(next.message, now ?? this.#options.now()).then(
+            (delivery) => {
+              sending.delete(send);
+              end(delivery);
+            },
+          );
+          sending.add(send);
+        }
+        const mayClaim = !this.#stopped && claims < CLAIMS_MAX;
+        if (waiting.length === 0 && sending.size < concurrency && !drained && mayClaim) {
+          // What ended is recorded first: a message's successor in order is claimable once it left the outbox.
+          await recordEnded();
+          nudgesAtClaim = this.#nudges;
+          endedAtClaim = endedCount;
+          const claimed = await this.#claim(now ?? this.#options.now(), busy);
+          claims++;
+          const lastStartMs = performance.now() + leaseMs - sendTimeoutMs;
+          for (const message of claimed) {
+            waiting.push({ message, lastStartMs });
+            busy.set(receiverOf(message), (busy.get(receiverOf(message)) ?? 0) + 1);
+          }
+          drained = claimed.length === 0;
+          continue;
+        }
+        // Since that claim began, a commit nudged, or a send ended that may free its successor or its receiver's lane.
+        const freed = sendsFreeClaims && endedCount !== endedAtClaim;
+        if (drained && mayClaim && (freed || this.#nudges !== nudgesAtClaim)) {
+          drained = false;
+          continue;
+        }
+        if (sending.size === 0 && waiting.length === 0) break;
+        if (drained && ended.length > 0) {
+          // Nothing to claim: what has ended is recorded now rather than after the slowest send, once the rest has
+          // ended too or NUDGE_GATHER_MS has passed (one transaction for sends that end close together).
+          await Promise.race([Promise.all(sending), this.#nudged(), delay(NUDGE_GATHER_MS)]);
+          await recordEnded();
+          continue;
+        }
+        await Promise.race([...sending, this.#nudged()]);
+      }
+    } finally {
+      await Promise.all(sending);
+      for (const { message } of waiting.splice(0)) end({ kind: 'released', message });
+      await recordEnded();
     }
     return report;
   }
 
-  /** Polls every `pollMs`; `nudge` runs a round soon (after a commit that wrote messages). */
+  /** Resolves at the next nudge (after its gathering time), so that a dispatch waiting on slow sends claims anew. */
+  #nudged(): Promise<void> {
+    this.#nudgeWaiters ??= Promise.withResolvers<void>();
+    return this.#nudgeWaiters.promise;
+  }
+
+  /** Polls every `pollMs`; `nudge` dispatches soon (after a commit that wrote messages). */
   start(pollMs: number): void {
     if (this.#started || this.#stopped) return;
     this.#started = true;
@@ -172,12 +254,21 @@ export class OutboxDispatcher {
   }
 
   /**
-   * Once started: dispatches after NUDGE_GATHER_MS (or after the round in flight ends), once for all the nudges of
-   * that time. Under load the commits of that window then share a round: one claim and one closing transaction for
-   * all of them, instead of a round each. Never throws.
+   * Once started: claims after NUDGE_GATHER_MS, once for all the nudges of that time (a dispatch in flight claims
+   * again then, while its sends go on; otherwise a new one starts). Under load the commits of that window then share
+   * one claim and one closing transaction, instead of one each. Never throws.
    */
   nudge(): void {
     if (!this.#started || this.#stopped) return;
+    if (this.#nudgeTimer === undefined) {
+      this.#nudgeTimer = setTimeout(() => {
+        this.#nudgeTimer = undefined;
+        this.#nudges++;
+        this.#nudgeWaiters?.resolve();
+        this.#nudgeWaiters = undefined;
+      }, NUDGE_GATHER_MS);
+      this.#nudgeTimer.unref();
+    }
     if (this.#again) return;
     this.#again = true;
     this.#running = this.#running.then(async () => {
@@ -204,10 +295,14 @@ export class OutboxDispatcher {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#nudgeTimer);
+    this.#nudgeWaiters?.resolve();
+    this.#nudgeWaiters = undefined;
     await this.#running;
   }
 
-  async #claim(at: Date): Promise<ClaimedMessage[]> {
+  /** Claims what is due; `busy` counts, by receiver, the messages this dispatch holds already (perReceiver). */
+  async #claim(at: Date, busy: ReadonlyMap<string, number>): Promise<ClaimedMessage[]> {
     const { leaseMs, batchSize } = this.#options;
     const now = at.toISOString();
     const leasedUntil = new Date(at.getTime() + leaseMs).toISOString();
@@ -216,18 +311,24 @@ export class OutboxDispatcher {
     // In order: a message waits while an earlier one of its subject is still in the outbox (being sent, or due
     // again later). Rail instructions have a subject each, and keep the plain order of their index.
     const receiver = this.#options.perReceiver;
+    const held = [...busy].filter(([, n]) => n > 0);
+    const heldBy = held.map(([key]) => key);
+    const heldCounts = held.map(([, n]) => n);
     const startsClock = this.#options.createdAtFirstClaim
       ? sql`, created_at = case when o.attempts = 0 then ${now}::timestamptz else o.created_at end`
       : sql``;
     const candidates = this.#options.inOrderBySubject
       ? sql`select id from outbox where id in (select id from (select id, due_at, sequence,
+            payload->>${receiver?.key ?? ''} as receiver,
             row_number() over (partition by payload->>${receiver?.key ?? ''} order by due_at, sequence) as nth
           from outbox m
           where topic in (${topics}) and due_at <= ${now}::timestamptz
             and (leased_until is null or leased_until <= ${now}::timestamptz)
             and not exists (select 1 from outbox earlier where earlier.topic = m.topic
               and earlier.subject_id = m.subject_id and earlier.sequence < m.sequence)) ranked
-          where nth <= ${receiver?.perRound ?? batchSize} order by due_at, sequence limit ${batchSize})
+          where nth + coalesce((select held.n from unnest(${heldBy}::text[], ${heldCounts}::integer[])
+              as held(receiver, n) where held.receiver = ranked.receiver), 0) <= ${receiver?.atOnce ?? batchSize}
+          order by due_at, sequence limit ${batchSize})
         for update skip locked`
       : sql`select id from outbox
         where topic in (${topics}) and due_at <= ${now}::timestamptz
@@ -274,7 +375,7 @@ export class OutboxDispatcher {
   }
 
   /**
-   * Records a round: the answered and refused messages deleted and their outcomes applied, in one transaction (a
+   * Records ended sends: the answered and refused messages deleted and their outcomes applied, in one transaction (a
    * message another process closed meanwhile is not applied again); the retries due again later, and the released
    * ones free at once, in one statement.
    */
@@ -337,16 +438,4 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-async function forEachAtMost<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  });
-  await Promise.all(lanes);
 }

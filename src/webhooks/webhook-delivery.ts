@@ -176,7 +176,7 @@ async function targetOf(
 
 /**
  * The dispatcher of webhook deliveries, apart from the rail's: a slow or dead receiver holds up other deliveries
- * at most, never a payment, and takes at most 4 of a round's 16 lanes. Deliveries of one endpoint and resource
+ * at most, never a payment, and takes at most 4 of the 16 lanes at once. Deliveries of one endpoint and resource
  * leave in order. A delivery is given up EWA_WEBHOOK_RETRY_HOURS after its first try, on this dispatcher's clock.
  */
 export function webhookDispatcher(
@@ -187,7 +187,7 @@ export function webhookDispatcher(
     db: options.db,
     handlers: [webhookDeliveryHandler(options)],
     inOrderBySubject: true,
-    perReceiver: { key: 'endpointId', perRound: 4 },
+    perReceiver: { key: 'endpointId', atOnce: 4 },
     createdAtFirstClaim: true,
     now: options.now,
     random: options.random ?? Math.random,

@@ -244,6 +244,96 @@ test('two dispatchers on one database send every message once between them', asy
   assert.ok(a.sent > 0 && b.sent > 0, `both worked: ${a.sent} and ${b.sent}`);
 });
 
+test("a receiver that hangs holds at most its own lanes: another receiver's messages leave in order meanwhile", async (t) => {
+  const [db] = await openTwoHandles(t);
+  // Webhook-shaped rows: a subject's messages leave in sequence, each once the one before it left the outbox.
+  const fastSubject = randomUUID();
+  const rows = [
+    ...Array.from({ length: 10 }, (_, n) => ({ to: 'fast', subject: fastSubject, sequence: n + 1 })),
+    ...Array.from({ length: 6 }, (_, n) => ({ to: 'hanging', subject: randomUUID(), sequence: 100 + n })),
+  ].map((row) => ({ ...row, id: randomUUID() }));
+  for (const row of rows)
+    await sql`insert into outbox (id, topic, subject_id, payload, created_at, due_at, sequence)
+      values (${row.id}::uuid, 'webhook.delivery', ${row.subject}::uuid, ${JSON.stringify({ to: row.to })}::jsonb,
+        ${T0.toISOString()}::timestamptz, ${T0.toISOString()}::timestamptz, ${row.sequence})`.execute(db);
+  const fastSent: string[] = [];
+  const fastDone = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  let hangingNow = 0;
+  let hangingMost = 0;
+  const receiver = recordingHandler(async (message) => {
+    if (message.payload.to === 'fast') {
+      fastSent.push(message.id);
+      if (fastSent.length === 10) fastDone.resolve();
+      return {};
+    }
+    hangingMost = Math.max(hangingMost, ++hangingNow);
+    await release.promise;
+    hangingNow--;
+    return {};
+  });
+  const { outbox } = dispatcher(
+    db,
+    { ...receiver.handler, topic: 'webhook.delivery' },
+    {
+      inOrderBySubject: true,
+      perReceiver: { key: 'to', atOnce: 2 },
+      concurrency: 4,
+      sendTimeoutMs: 30_000,
+    },
+  );
+  const dispatched = outbox.dispatchDue(T0);
+  const fastInTime = await Promise.race([
+    fastDone.promise.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 20_000)),
+  ]);
+  const hangingWhileFast = hangingNow;
+  release.resolve();
+  const report = await dispatched;
+  assert.ok(
+    fastInTime,
+    `the other receiver's ten messages left while the first hung (${fastSent.length} did)`,
+  );
+  assert.deepEqual(
+    fastSent,
+    rows.filter((row) => row.to === 'fast').map((row) => row.id),
+    'in their order',
+  );
+  assert.equal(hangingWhileFast, 2, 'the hanging receiver held its two lanes meanwhile');
+  assert.equal(hangingMost, 2, 'and never more, counting its sends in flight');
+  assert.deepEqual(report, { sent: 16, retried: 0, refused: 0 });
+});
+
+test('a message committed while a send hangs leaves on its nudge, not after the hanging send', async (t) => {
+  const [db] = await openTwoHandles(t);
+  const release = Promise.withResolvers<void>();
+  const hangs = Promise.withResolvers<void>();
+  const later = Promise.withResolvers<void>();
+  const [hanging] = await enqueueMessages(db, 1);
+  const receiver = recordingHandler(async (message) => {
+    if (message.id === hanging) {
+      hangs.resolve();
+      await release.promise;
+    } else later.resolve();
+    return {};
+  });
+  const { outbox } = dispatcher(db, receiver.handler, { sendTimeoutMs: 30_000 });
+  t.after(async () => {
+    release.resolve();
+    await outbox.stop();
+  });
+  outbox.start(60_000);
+  await hangs.promise;
+  const [next] = await enqueueMessages(db, 1);
+  outbox.nudge();
+  const sentInTime = await Promise.race([
+    later.promise.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 20_000)),
+  ]);
+  assert.ok(sentInTime, 'the later message was sent while the first still hung');
+  assert.deepEqual(receiver.sends, [hanging, next]);
+});
+
 test('backoff: equal jitter within [step/2, step], doubling up to the maximum', () => {
   const options = { backoffBaseMs: 1000, backoffMaxMs: 8000 };
   assert.equal(backoffMs(1, { ...options, random: () => 0 }), 500);
