@@ -168,7 +168,12 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   // every second); tokens, sign-in and card tokens keep real time, so nothing expires because the sandbox moved.
   const sandboxClock = config.env === 'uat' ? await SandboxClock.open(db, now) : undefined;
   const moneyNow = sandboxClock?.now ?? now;
-  const money = createMoneyCore(db, config, { rail: deps.rail, logger: api.log, now: moneyNow });
+  const money = createMoneyCore(db, config, {
+    rail: deps.rail,
+    logger: api.log,
+    now: moneyNow,
+    realNow: now,
+  });
   const sandbox = new SandboxControls({
     db,
     config,

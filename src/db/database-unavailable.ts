@@ -48,7 +48,14 @@ const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connec
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof DatabaseUnavailableError) return true;
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const { code, message, statusCode } = (error ?? {}) as {
+    code?: unknown;
+    message?: unknown;
+    statusCode?: unknown;
+  };
+  // The request's own socket: Fastify's body reader marks a client that closed its connection mid-body (ECONNRESET,
+  // "aborted") with a 400. No statement failed.
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return false;
   if (typeof code === 'string') {
     if (RETRY_LATER_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code) || NETWORK_CODES.has(code)) return true;
   }

@@ -36,6 +36,8 @@ export interface MoneyCoreOptions {
   rail?: PaymentRail | undefined;
   logger?: OutboxLogger;
   now?: () => Date;
+  /** Real time, when `now` is the sandbox's: the outbox's leases run on it (OutboxDispatcherOptions.realNow). */
+  realNow?: () => Date;
   /** The backoff's jitter, in [0, 1). */
   random?: () => number;
 }
@@ -48,12 +50,13 @@ export function railDispatcher(
   ledger: SystemLedger,
   rail: PaymentRail,
   settings: OutboxConfig,
-  options: Pick<MoneyCoreOptions, 'logger' | 'now' | 'random'> = {},
+  options: Pick<MoneyCoreOptions, 'logger' | 'now' | 'realNow' | 'random'> = {},
 ): OutboxDispatcher {
   return new OutboxDispatcher({
     db,
     handlers: [railPaymentHandler(rail, ledger)],
     now: options.now ?? (() => new Date()),
+    ...(options.realNow ? { realNow: options.realNow } : {}),
     random: options.random ?? Math.random,
     logger: options.logger ?? SILENT,
     leaseMs: settings.leaseSeconds * 1000,

@@ -71,6 +71,11 @@ export interface OutboxDispatcherOptions {
    */
   createdAtFirstClaim?: boolean;
   now: () => Date;
+  /**
+   * Real time, for leases (default: the system clock): a lease says how long a process may still be sending, which
+   * the sandbox's clock (`now`, which jumps ahead when it is advanced) cannot measure.
+   */
+  realNow?: () => Date;
   /** In [0, 1): the jitter of the backoff (tests give a fixed one). */
   random: () => number;
   logger: OutboxLogger;
@@ -103,6 +108,8 @@ type Delivery =
 
 /** How long a nudge waits for other commits to send with it: the lag it adds to a payment, at most. */
 const NUDGE_GATHER_MS = 20;
+
+const systemClock = () => new Date();
 
 /** Claims one dispatchDue makes at most: bounded work per call, the rest waits for the next. */
 const CLAIMS_MAX = 1_000;
@@ -305,7 +312,9 @@ export class OutboxDispatcher {
   async #claim(at: Date, busy: ReadonlyMap<string, number>): Promise<ClaimedMessage[]> {
     const { leaseMs, batchSize } = this.#options;
     const now = at.toISOString();
-    const leasedUntil = new Date(at.getTime() + leaseMs).toISOString();
+    const wallNow = (this.#options.realNow ?? systemClock)();
+    const leaseFree = wallNow.toISOString();
+    const leasedUntil = new Date(wallNow.getTime() + leaseMs).toISOString();
     // Literals, so that the planner uses the partial index of the topic (migration 0013).
     const topics = sql.join([...this.#handlers.keys()].map((topic) => sql.lit(topic)));
     // In order: a message waits while an earlier one of its subject is still in the outbox (being sent, or due
@@ -323,7 +332,7 @@ export class OutboxDispatcher {
             row_number() over (partition by payload->>${receiver?.key ?? ''} order by due_at, sequence) as nth
           from outbox m
           where topic in (${topics}) and due_at <= ${now}::timestamptz
-            and (leased_until is null or leased_until <= ${now}::timestamptz)
+            and (leased_until is null or leased_until <= ${leaseFree}::timestamptz)
             and not exists (select 1 from outbox earlier where earlier.topic = m.topic
               and earlier.subject_id = m.subject_id and earlier.sequence < m.sequence)) ranked
           where nth + coalesce((select held.n from unnest(${heldBy}::text[], ${heldCounts}::integer[])
@@ -332,7 +341,7 @@ export class OutboxDispatcher {
         for update skip locked`
       : sql`select id from outbox
         where topic in (${topics}) and due_at <= ${now}::timestamptz
-          and (leased_until is null or leased_until <= ${now}::timestamptz)
+          and (leased_until is null or leased_until <= ${leaseFree}::timestamptz)
         order by due_at, id limit ${batchSize}
         for update skip locked`;
     const { rows } = await sql<{

@@ -11,6 +11,7 @@ import { lossyNumber } from './exact-numbers.ts';
 import { logServerFailure } from './failure-log.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
+import { poisoningRefused } from './prototype-members.ts';
 import { queryNamesOf, repeatedQueryParameter, unknownQueryParameter } from './query-names.ts';
 import { closedRequestBody } from './request-bodies.ts';
 import { traceIdOf } from './request-id.ts';
@@ -251,20 +252,3 @@ function hasBody(request: FastifyRequest): boolean {
 }
 
 export const jsonApiPlugin = fp(jsonApi, { name: 'json-api', fastify: '5.x' });
-
-/**
- * The default parser refuses members named __proto__ (and constructor.prototype) as it refuses text that is not
- * JSON, in the same words: valid JSON refused for that says so.
- */
-function poisoningRefused(text: string): AppError | undefined {
-  try {
-    JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return new AppError('INVALID_USER_INPUT', {
-    detail:
-      'The request body has a member named __proto__ (or a constructor.prototype): such members are refused.',
-    source: { pointer: '' },
-  });
-}

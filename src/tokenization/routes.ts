@@ -8,6 +8,7 @@ import { duplicateMember, duplicateRefused } from '../platform/duplicate-members
 import { inputTextError } from '../platform/edge-input.ts';
 import { logServerFailure } from '../platform/failure-log.ts';
 import { JSON_MEDIA } from '../platform/media-types.ts';
+import { poisoningRefused } from '../platform/prototype-members.ts';
 import { traceIdOf } from '../platform/request-id.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { utf8Body } from '../platform/utf8-body.ts';
@@ -102,7 +103,7 @@ export const cardTokenRoutes: FastifyPluginAsync<CardTokenRoutesOptions> = async
       parseJson(request, text, (error, value) => {
         const twice = error ? undefined : duplicateMember(text);
         if (twice !== undefined) return done(duplicateRefused('INVALID_FIELDS', twice));
-        done(error, value);
+        done(error && (poisoningRefused(text) ?? error), value);
       }),
     ),
   );

@@ -180,7 +180,7 @@ async function targetOf(
  * leave in order. A delivery is given up EWA_WEBHOOK_RETRY_HOURS after its first try, on this dispatcher's clock.
  */
 export function webhookDispatcher(
-  options: WebhookDeliveryOptions & { random?: () => number; leaseSeconds: number },
+  options: WebhookDeliveryOptions & { random?: () => number; leaseSeconds: number; realNow?: () => Date },
 ): OutboxDispatcher {
   const sendTimeoutMs = options.config.timeoutSeconds * 1000 + 5_000;
   return new OutboxDispatcher({
@@ -190,6 +190,7 @@ export function webhookDispatcher(
     perReceiver: { key: 'endpointId', atOnce: 4 },
     createdAtFirstClaim: true,
     now: options.now,
+    ...(options.realNow ? { realNow: options.realNow } : {}),
     random: options.random ?? Math.random,
     logger: options.logger,
     leaseMs: Math.max(options.leaseSeconds * 1000, sendTimeoutMs * 4),

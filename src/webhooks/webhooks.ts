@@ -18,7 +18,10 @@ export function createWebhooks(
   config: Config,
   options: {
     now?: () => Date;
-    /** Real time, when `now` is the sandbox's: secrets expire on it (see WebhookDeliveryOptions.secretsNow). */
+    /**
+     * Real time, when `now` is the sandbox's: secrets expire on it (see WebhookDeliveryOptions.secretsNow) and the
+     * dispatcher's leases run on it.
+     */
     realNow?: () => Date;
     logger: OutboxLogger;
     random?: () => number;
@@ -36,7 +39,7 @@ export function createWebhooks(
       config: config.webhooks,
       baseUrl: config.api.publicUrl,
       now: options.now ?? (() => new Date()),
-      ...(options.realNow ? { secretsNow: options.realNow } : {}),
+      ...(options.realNow ? { secretsNow: options.realNow, realNow: options.realNow } : {}),
       logger: options.logger,
       leaseSeconds: config.money.outbox.leaseSeconds,
       ...(options.random ? { random: options.random } : {}),

@@ -365,7 +365,9 @@ test('unknown fields are refused by name; a name that could be card data is not 
     app.payments,
     `{"__proto__":{"x":1},${JSON.stringify(cardBody()).slice(1)}`,
   );
-  assert.equal(poisoned.statusCode, 400);
+  const refusal = errorOf(poisoned, 400);
+  assert.equal(refusal.code, 'INVALID_USER_INPUT');
+  assert.match(refusal.detail ?? '', /member named __proto__/, 'valid JSON is not said to be invalid');
 });
 
 test('CORS: preflight and requests from an allowed origin get the headers; another origin gets none', async (t) => {

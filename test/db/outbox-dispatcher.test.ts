@@ -53,6 +53,7 @@ function dispatcher(db: Db, handler: OutboxHandler, overrides: Partial<OutboxDis
     db,
     handlers: [handler],
     now: () => T0,
+    realNow: () => T0,
     random: () => 0.5,
     logger: { warn: (object) => warnings.push(object), error: (object) => warnings.push(object) },
     leaseMs: 60_000,
@@ -212,18 +213,43 @@ test('a message claimed by a process that died is sent again once its lease has 
   await sql`update outbox set attempts = 1, leased_until = ${new Date(T0.getTime() + 60_000).toISOString()}::timestamptz
     where id = ${id!}::uuid`.execute(db);
   const receiver = recordingHandler(async () => ({ ok: true }));
-  const second = dispatcher(db, receiver.handler);
+  let wall = T0;
+  const second = dispatcher(db, receiver.handler, { realNow: () => wall });
   assert.deepEqual(
     await second.outbox.dispatchDue(T0),
     { sent: 0, retried: 0, refused: 0 },
     'leased: not taken',
   );
-  assert.deepEqual(await second.outbox.dispatchDue(new Date(T0.getTime() + 60_000)), {
+  wall = new Date(T0.getTime() + 60_000);
+  assert.deepEqual(await second.outbox.dispatchDue(T0), {
     sent: 1,
     retried: 0,
     refused: 0,
   });
   assert.deepEqual(receiver.applied, [id]);
+});
+
+test('a lease is real time: a sandbox clock that jumps ahead does not free a message another dispatcher is sending', async (t) => {
+  const [one, two] = await openTwoHandles(t);
+  const [id] = await enqueueMessages(one, 1);
+  const release = Promise.withResolvers<void>();
+  const sending = Promise.withResolvers<void>();
+  const receiver = recordingHandler(async () => {
+    sending.resolve();
+    await release.promise;
+    return {};
+  });
+  const realTime = { realNow: () => new Date() };
+  const first = dispatcher(one, receiver.handler, realTime).outbox.dispatchDue(T0);
+  await sending.promise;
+  // The sandbox's clock advanced by a day while the first dispatcher was still waiting for its receiver.
+  const dayLater = await dispatcher(two, receiver.handler, realTime).outbox.dispatchDue(
+    new Date(T0.getTime() + 86_400_000),
+  );
+  release.resolve();
+  assert.deepEqual(await first, { sent: 1, retried: 0, refused: 0 });
+  assert.deepEqual(dayLater, { sent: 0, retried: 0, refused: 0 }, 'its lease still held');
+  assert.deepEqual(receiver.sends, [id], 'sent once');
 });
 
 test('two dispatchers on one database send every message once between them', async (t) => {

@@ -23,7 +23,7 @@ const logger = {
 
 if (mode === 'advance') {
   const { createMoneyCore } = await import('../../src/money/money-core.ts');
-  const money = createMoneyCore(database.db, config, { now: () => at, logger });
+  const money = createMoneyCore(database.db, config, { now: () => at, realNow: () => at, logger });
   const view = await money.transfers.create(
     input.personId!,
     {
@@ -44,7 +44,7 @@ if (mode === 'advance') {
 
 if (mode === 'dispatch') {
   const { createWebhooks } = await import('../../src/webhooks/webhooks.ts');
-  const webhooks = createWebhooks(database.db, config, { now: () => at, logger });
+  const webhooks = createWebhooks(database.db, config, { now: () => at, realNow: () => at, logger });
   const report = await webhooks.dispatcher.dispatchDue(at);
   writeSync(1, `${JSON.stringify({ report })}\n`);
   await database.close();
