@@ -14,6 +14,7 @@ import { disclosureCommands } from './disclosures.ts';
 import { earningsCommands } from './earnings.ts';
 import { jobCommands } from './jobs.ts';
 import { keysRotateCommand } from './keys.ts';
+import { ledgerCheckCommand } from './ledger.ts';
 import { migrateCommand } from './migrate.ts';
 import { organizationCommands } from './orgs.ts';
 import { overpaymentCommands } from './overpayments.ts';
@@ -43,6 +44,7 @@ export const COMMANDS: readonly Command[] = [
   ...complaintCommands,
   ...reportCommands,
   ...overpaymentCommands,
+  ledgerCheckCommand,
   keysRotateCommand,
   tokensIssueCommand,
 ];

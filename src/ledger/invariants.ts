@@ -167,11 +167,19 @@ export interface InvariantViolation {
   rows: Record<string, unknown>[];
 }
 
-export async function checkLedgerInvariants(db: Db): Promise<InvariantViolation[]> {
+/** How many rules checkLedgerInvariants checks. */
+export const LEDGER_RULE_COUNT = CHECKS.length;
+
+/** The rules broken, each with at most 20 of its rows; `checked` is told how many rules are done so far. */
+export async function checkLedgerInvariants(
+  db: Db,
+  checked: (done: number) => void = () => {},
+): Promise<InvariantViolation[]> {
   const violations: InvariantViolation[] = [];
-  for (const check of CHECKS) {
+  for (const [index, check] of CHECKS.entries()) {
     const { rows } = await check.query.execute(db);
     if (rows.length > 0) violations.push({ rule: check.rule, rows: rows.slice(0, 20) });
+    checked(index + 1);
   }
   return violations;
 }
