@@ -24,12 +24,9 @@ function withWebhooks(
   work: (webhooks: Webhooks, opened: { config: Config; database: Database }) => Promise<number>,
 ): Promise<number> {
   return withMigratedDatabase(context, async (opened) => {
-    const logger = {
-      warn: (object: object, message?: string) =>
-        writeLine(context.stderr, `${message ?? ''} ${JSON.stringify(object)}`),
-      error: (object: object, message?: string) =>
-        writeLine(context.stderr, `${message ?? ''} ${JSON.stringify(object)}`),
-    };
+    const line = (object: object, message?: string) =>
+      writeLine(context.stderr, `${message ?? ''} ${JSON.stringify(object, errorsAsText)}`);
+    const logger = { warn: line, error: line };
     const { db } = opened.database;
     // The rails decide whether an account event shows a state's free option, as they do in the server.
     const { destinations } = configuredRails(opened.config, db, context.now ?? (() => new Date())).rail;
@@ -47,6 +44,10 @@ function withWebhooks(
     }
   });
 }
+
+/** An error as JSON says what it was (JSON.stringify writes an Error as {}). */
+const errorsAsText = (_key: string, value: unknown) =>
+  value instanceof Error ? { type: value.name, message: value.message } : value;
 
 const now = (context: CliContext) => (context.now ?? (() => new Date()))();
 

@@ -66,7 +66,7 @@ export interface OutboxDispatcherOptions {
    */
   perReceiver?: { key: string; atOnce: number };
   /**
-   * A message's `createdAt` becomes the instant of its first claim, on this dispatcher's clock: how long it has been
+   * A message's `createdAt` becomes the instant of its first claim, in real time (`realNow`): how long it has been
    * tried, whenever it was written (webhooks give up a window after their first try).
    */
   createdAtFirstClaim?: boolean;
@@ -312,9 +312,9 @@ export class OutboxDispatcher {
   async #claim(at: Date, busy: ReadonlyMap<string, number>): Promise<ClaimedMessage[]> {
     const { leaseMs, batchSize } = this.#options;
     const now = at.toISOString();
-    const wallNow = (this.#options.realNow ?? systemClock)();
-    const leaseFree = wallNow.toISOString();
-    const leasedUntil = new Date(wallNow.getTime() + leaseMs).toISOString();
+    const real = (this.#options.realNow ?? systemClock)();
+    const realAt = real.toISOString();
+    const leasedUntil = new Date(real.getTime() + leaseMs).toISOString();
     // Literals, so that the planner uses the partial index of the topic (migration 0013).
     const topics = sql.join([...this.#handlers.keys()].map((topic) => sql.lit(topic)));
     // In order: a message waits while an earlier one of its subject is still in the outbox (being sent, or due
@@ -324,24 +324,28 @@ export class OutboxDispatcher {
     const heldBy = held.map(([key]) => key);
     const heldCounts = held.map(([, n]) => n);
     const startsClock = this.#options.createdAtFirstClaim
-      ? sql`, created_at = case when o.attempts = 0 then ${now}::timestamptz else o.created_at end`
+      ? sql`, created_at = case when o.attempts = 0 then ${realAt}::timestamptz else o.created_at end`
       : sql``;
+    // The due and lease conditions stand in the locking select itself, not only in the ranking below it: there
+    // PostgreSQL checks each row it locks against the row's latest version, so a row another process claimed (and
+    // committed) after this statement's snapshot is left, not claimed a second time.
     const candidates = this.#options.inOrderBySubject
       ? sql`select id from outbox where id in (select id from (select id, due_at, sequence,
             payload->>${receiver?.key ?? ''} as receiver,
             row_number() over (partition by payload->>${receiver?.key ?? ''} order by due_at, sequence) as nth
           from outbox m
           where topic in (${topics}) and due_at <= ${now}::timestamptz
-            and (leased_until is null or leased_until <= ${leaseFree}::timestamptz)
+            and (leased_until is null or leased_until <= ${realAt}::timestamptz)
             and not exists (select 1 from outbox earlier where earlier.topic = m.topic
               and earlier.subject_id = m.subject_id and earlier.sequence < m.sequence)) ranked
           where nth + coalesce((select held.n from unnest(${heldBy}::text[], ${heldCounts}::integer[])
               as held(receiver, n) where held.receiver = ranked.receiver), 0) <= ${receiver?.atOnce ?? batchSize}
           order by due_at, sequence limit ${batchSize})
+          and due_at <= ${now}::timestamptz and (leased_until is null or leased_until <= ${realAt}::timestamptz)
         for update skip locked`
       : sql`select id from outbox
         where topic in (${topics}) and due_at <= ${now}::timestamptz
-          and (leased_until is null or leased_until <= ${leaseFree}::timestamptz)
+          and (leased_until is null or leased_until <= ${realAt}::timestamptz)
         order by due_at, id limit ${batchSize}
         for update skip locked`;
     const { rows } = await sql<{

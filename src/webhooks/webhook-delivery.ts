@@ -30,10 +30,12 @@ export interface WebhookDeliveryOptions {
   /** The application's clock (the dispatcher's); each send is told the instant it is sent as of. */
   now: () => Date;
   /**
-   * Real time (the server's, which rotations are stamped with): which secrets sign. Secrets are the receiver's
-   * configuration in the real world, so a sandbox clock moved ahead does not expire them.
+   * Real time (the server's, which rotations are stamped with; `now` when absent). The receiver lives in the real
+   * world, so a sandbox clock moved ahead changes neither which secrets sign nor how long a delivery is tried
+   * (EWA_WEBHOOK_RETRY_HOURS from its first try): an advance, a quarter hour a step, would otherwise give up a
+   * delivery tried a moment before.
    */
-  secretsNow?: () => Date;
+  realNow?: () => Date;
   logger: OutboxLogger;
   /** The rails' payable kinds, which decide whether a state's free option is added to an account event's fees. */
   pricing?: AccountPricing;
@@ -62,9 +64,10 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
   const pricer = new AccountPricer(options.pricing);
   return {
     topic: 'webhook.delivery',
-    async send(message, now) {
+    async send(message) {
       const { eventId, endpointId } = message.payload as { eventId: string; endpointId: string };
-      const target = await targetOf(db, eventId, endpointId, (options.secretsNow ?? options.now)());
+      const realNow = (options.realNow ?? options.now)();
+      const target = await targetOf(db, eventId, endpointId, realNow);
       const log = (outcome: string, statusCode: number | null, durationMs: number, error: string | null) =>
         db
           .insertInto('webhook_deliveries')
@@ -87,7 +90,7 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
         throw new DeliveryGivenUp('ENDPOINT_DISABLED', 'the endpoint is disabled');
       }
       const retryMs = config.retryHours * 3_600_000;
-      if (now.getTime() - message.createdAt.getTime() > retryMs) {
+      if (realNow.getTime() - message.createdAt.getTime() > retryMs) {
         await log('GIVEN_UP', null, 0, `not accepted within ${config.retryHours} hours`);
         throw new DeliveryGivenUp('RETRY_WINDOW_PASSED', `not accepted within ${config.retryHours} hours`);
       }
@@ -180,7 +183,7 @@ async function targetOf(
  * leave in order. A delivery is given up EWA_WEBHOOK_RETRY_HOURS after its first try, on this dispatcher's clock.
  */
 export function webhookDispatcher(
-  options: WebhookDeliveryOptions & { random?: () => number; leaseSeconds: number; realNow?: () => Date },
+  options: WebhookDeliveryOptions & { random?: () => number; leaseSeconds: number },
 ): OutboxDispatcher {
   const sendTimeoutMs = options.config.timeoutSeconds * 1000 + 5_000;
   return new OutboxDispatcher({

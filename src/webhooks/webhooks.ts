@@ -19,8 +19,8 @@ export function createWebhooks(
   options: {
     now?: () => Date;
     /**
-     * Real time, when `now` is the sandbox's: secrets expire on it (see WebhookDeliveryOptions.secretsNow) and the
-     * dispatcher's leases run on it.
+     * Real time, when `now` is the sandbox's: secrets expire on it, a delivery's retry window and the dispatcher's
+     * leases run on it (WebhookDeliveryOptions.realNow).
      */
     realNow?: () => Date;
     logger: OutboxLogger;
@@ -39,7 +39,7 @@ export function createWebhooks(
       config: config.webhooks,
       baseUrl: config.api.publicUrl,
       now: options.now ?? (() => new Date()),
-      ...(options.realNow ? { secretsNow: options.realNow, realNow: options.realNow } : {}),
+      ...(options.realNow ? { realNow: options.realNow } : {}),
       logger: options.logger,
       leaseSeconds: config.money.outbox.leaseSeconds,
       ...(options.random ? { random: options.random } : {}),

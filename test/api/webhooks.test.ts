@@ -255,7 +255,13 @@ test('deliveries not accepted within the retry window disable the endpoint; enab
   receiver.answerWith(() => 500);
   const id = await advance(app, worker);
   await dispatch(app, FIXED_NOW);
+  // The sandbox's clock a day ahead, real time a moment: the window is real time, so the delivery is tried again.
   await dispatch(app, later(25 * HOUR));
+  const stillEnabled = (await partner.get(`/rest/webhook_endpoints/${endpoint.id}`)).json().data;
+  assert.equal(stillEnabled.attributes.status, 'ENABLED');
+  assert.equal(receiver.received.length, 2);
+  clock.at = later(25 * HOUR);
+  await dispatch(app, later(26 * HOUR));
   const disabled = (await partner.get(`/rest/webhook_endpoints/${endpoint.id}`)).json().data;
   assert.equal(disabled.attributes.status, 'DISABLED');
   assert.match(disabled.attributes.disabled_reason, /24 hours/);
@@ -265,7 +271,7 @@ test('deliveries not accepted within the retry window disable the endpoint; enab
   // Disabled, it is sent nothing new.
   await advance(app, worker, 1000);
   await dispatch(app, later(26 * HOUR));
-  assert.equal(receiver.received.length, 1);
+  assert.equal(receiver.received.length, 2);
   const refused = await partner.post(`/rest/webhook_endpoints/${endpoint.id}/redeliveries`, {
     data: { type: 'webhook_redeliveries', attributes: { event_id: receiver.received[0]!.id } },
   });
@@ -280,11 +286,11 @@ test('deliveries not accepted within the retry window disable the endpoint; enab
   const redelivered = await partner.post(`/rest/webhook_endpoints/${endpoint.id}/redeliveries`, {
     data: {
       type: 'webhook_redeliveries',
-      attributes: { from: FIXED_NOW.toISOString(), to: later(HOUR).toISOString() },
+      attributes: { from: FIXED_NOW.toISOString(), to: later(26 * HOUR).toISOString() },
     },
   });
   assert.equal(redelivered.statusCode, 202, redelivered.body);
-  // The hour holds the earnings credit of the setup too.
+  // The range holds the second advance's events too (made when the clock said 25 hours later).
   assert.equal(redelivered.json().meta.queued, 3);
   await dispatch(app, later(27 * HOUR));
   const delivered = receiver.received.filter((r) => r.answered === 200).map((r) => r.payload.data.id);
@@ -520,6 +526,8 @@ test('events past their retention are purged with their delivery log, unless a d
   const monthLater = later(31 * 24 * HOUR);
   await app.webhooks.events.purgeBefore(monthLater);
   assert.ok(await has(eventId), 'a delivery still queued keeps its event');
+  // A day passes (the retry window is real time): the delivery is given up and leaves the outbox.
+  clock.at = later(25 * HOUR);
   await dispatch(app, later(25 * HOUR));
   await app.webhooks.events.purgeBefore(monthLater);
   assert.equal(await has(eventId), false);

@@ -42,6 +42,8 @@ test('ewa webhooks: add, list, test, deliveries, redeliver, disable/enable, rota
   const failing = await ewa(env, 'webhooks', 'test', endpoint.id);
   assert.equal(failing.code, 1);
   assert.match(failing.stdout, /FAILED +500/);
+  // The retry's warning says why, not "err":{}.
+  assert.match(failing.stderr, /will be retried .*"err":\{"type":"\w+","message":"[^"]+"\}/);
   const log = await ewa(env, 'webhooks', 'deliveries', '--endpoint', endpoint.id, '--json');
   assert.deepEqual(
     log.json().map((d: { outcome: string; status_code: number }) => [d.outcome, d.status_code]),

@@ -360,6 +360,41 @@ test('a message committed while a send hangs leaves on its nudge, not after the 
   assert.deepEqual(receiver.sends, [hanging, next]);
 });
 
+test('two dispatchers claiming in order on one database send every message once between them', async (t) => {
+  if (!onPostgres) t.skip('the embedded database is one process');
+  const [one, two] = await openTwoHandles(t);
+  // Webhook-shaped rows of 40 receivers, 3 messages of a subject each: claims race on the same ranked rows.
+  const rows = Array.from({ length: 40 }, (_, receiver) =>
+    Array.from({ length: 5 }, () => randomUUID()).flatMap((subject) =>
+      [1, 2, 3].map((n) => ({ id: randomUUID(), to: `r${receiver}`, subject, sequence: n })),
+    ),
+  ).flat();
+  await sql`insert into outbox (id, topic, subject_id, payload, created_at, due_at, sequence)
+    select r.id, 'webhook.delivery', r.subject, jsonb_build_object('to', r.receiver), ${T0.toISOString()}::timestamptz,
+      ${T0.toISOString()}::timestamptz, r.sequence
+    from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.subject)}::uuid[],
+      ${rows.map((r) => r.to)}::text[], ${rows.map((r) => r.sequence)}::bigint[]) as r(id, subject, receiver, sequence)`.execute(
+    one,
+  );
+  const receiver = recordingHandler(async () => ({}));
+  const inOrder = (db: Db) =>
+    dispatcher(
+      db,
+      { ...receiver.handler, topic: 'webhook.delivery' },
+      {
+        inOrderBySubject: true,
+        perReceiver: { key: 'to', atOnce: 4 },
+        concurrency: 16,
+        batchSize: 8,
+      },
+    ).outbox.dispatchDue(T0);
+  const [a, b] = await Promise.all([inOrder(one), inOrder(two)]);
+  assert.equal(a.sent + b.sent, rows.length);
+  const twice = receiver.sends.filter((id, index) => receiver.sends.indexOf(id) !== index);
+  assert.deepEqual(twice, [], 'no message sent twice');
+  assert.equal(receiver.sends.length, rows.length);
+});
+
 test('backoff: equal jitter within [step/2, step], doubling up to the maximum', () => {
   const options = { backoffBaseMs: 1000, backoffMaxMs: 8000 };
   assert.equal(backoffMs(1, { ...options, random: () => 0 }), 500);
