@@ -155,7 +155,7 @@ export class OutboxDispatcher {
    */
   async dispatchDue(now?: Date): Promise<DispatchReport> {
     const report: DispatchReport = { sent: 0, retried: 0, refused: 0 };
-    const { leaseMs, sendTimeoutMs, concurrency } = this.#options;
+    const { leaseMs, sendTimeoutMs, concurrency, batchSize } = this.#options;
     const receiverKey = this.#options.perReceiver?.key;
     const sendsFreeClaims = this.#options.inOrderBySubject || receiverKey !== undefined;
     /** Claimed and not yet started, each with the last instant it may start and still answer within its lease. */
@@ -181,7 +181,9 @@ export class OutboxDispatcher {
     let nudgesAtClaim = this.#nudges;
     let endedCount = 0;
     let endedAtClaim = 0;
-    /** The last claim found nothing, and nothing since (a send ending, a nudge) can have made more due. */
+    let releasedCount = 0;
+    let releasedAtClaim = 0;
+    /** The last claim took all it could, and nothing since (a send ending, a nudge) can have made more due. */
     let drained = false;
     try {
       for (;;) {
@@ -189,6 +191,7 @@ export class OutboxDispatcher {
           const next = waiting.shift()!;
           if (this.#stopped || performance.now() >= next.lastStartMs) {
             end({ kind: 'released', message: next.message });
+            releasedCount++;
             continue;
           }
           const send: Promise<void> = this.#deliver(next.message, now ?? this.#options.now()).then(
@@ -205,6 +208,7 @@ export class OutboxDispatcher {
           await recordEnded();
           nudgesAtClaim = this.#nudges;
           endedAtClaim = endedCount;
+          releasedAtClaim = releasedCount;
           const claimed = await this.#claim(now ?? this.#options.now(), busy);
           claims++;
           const lastStartMs = performance.now() + leaseMs - sendTimeoutMs;
@@ -212,12 +216,19 @@ export class OutboxDispatcher {
             waiting.push({ message, lastStartMs });
             busy.set(receiverOf(message), (busy.get(receiverOf(message)) ?? 0) + 1);
           }
-          drained = claimed.length === 0;
+          // Fewer than a batch: every message claimable now was claimed.
+          drained = claimed.length < batchSize;
           continue;
         }
         // Since that claim began, a commit nudged, or a send ended that may free its successor or its receiver's lane.
-        const freed = sendsFreeClaims && endedCount !== endedAtClaim;
-        if (drained && mayClaim && (freed || this.#nudges !== nudgesAtClaim)) {
+        // A message released for want of a lane in time is claimable again too.
+        const freed = (sendsFreeClaims && endedCount !== endedAtClaim) || releasedCount !== releasedAtClaim;
+        const nudged = this.#nudges !== nudgesAtClaim;
+        if (drained && mayClaim && (freed || nudged)) {
+          // Sends that end close together share one claim (each ranks every due row): it waits for the others to
+          // end, a nudge, or NUDGE_GATHER_MS, whichever comes first.
+          if (!nudged && sending.size > 0)
+            await Promise.race([Promise.all(sending), this.#nudged(), delay(NUDGE_GATHER_MS)]);
           drained = false;
           continue;
         }
