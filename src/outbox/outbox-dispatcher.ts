@@ -177,6 +177,8 @@ export class OutboxDispatcher {
       const receiver = receiverOf(delivery.message);
       busy.set(receiver, (busy.get(receiver) ?? 1) - 1);
     };
+    /** Until the other sends end, a nudge comes, or NUDGE_GATHER_MS passes: sends ending close together act once. */
+    const gathered = () => Promise.race([Promise.all(sending), this.#nudged(), delay(NUDGE_GATHER_MS)]);
     let claims = 0;
     let nudgesAtClaim = this.#nudges;
     let endedCount = 0;
@@ -227,8 +229,7 @@ export class OutboxDispatcher {
         if (drained && mayClaim && (freed || nudged)) {
           // Sends that end close together share one claim (each ranks every due row): it waits for the others to
           // end, a nudge, or NUDGE_GATHER_MS, whichever comes first.
-          if (!nudged && sending.size > 0)
-            await Promise.race([Promise.all(sending), this.#nudged(), delay(NUDGE_GATHER_MS)]);
+          if (!nudged && sending.size > 0) await gathered();
           drained = false;
           continue;
         }
@@ -236,7 +237,7 @@ export class OutboxDispatcher {
         if (drained && ended.length > 0) {
           // Nothing to claim: what has ended is recorded now rather than after the slowest send, once the rest has
           // ended too or NUDGE_GATHER_MS has passed (one transaction for sends that end close together).
-          await Promise.race([Promise.all(sending), this.#nudged(), delay(NUDGE_GATHER_MS)]);
+          await gathered();
           await recordEnded();
           continue;
         }

@@ -67,6 +67,20 @@ function dispatcher(db: Db, handler: OutboxHandler, overrides: Partial<OutboxDis
   return { outbox, warnings };
 }
 
+/** A dispatcher of webhook-shaped rows: a subject's messages in sequence, at most `atOnce` per receiver (`to`). */
+function inOrderDispatcher(
+  db: Db,
+  handler: OutboxHandler,
+  atOnce: number,
+  overrides: Partial<OutboxDispatcherOptions>,
+) {
+  return dispatcher(
+    db,
+    { ...handler, topic: 'webhook.delivery' },
+    { inOrderBySubject: true, perReceiver: { key: 'to', atOnce }, ...overrides },
+  );
+}
+
 async function enqueueMessages(db: Db, count: number, dueAt = T0): Promise<string[]> {
   const ids = Array.from({ length: count }, () => randomUUID());
   await withTransaction(db, (tx) =>
@@ -298,16 +312,7 @@ test("a receiver that hangs holds at most its own lanes: another receiver's mess
     hangingNow--;
     return {};
   });
-  const { outbox } = dispatcher(
-    db,
-    { ...receiver.handler, topic: 'webhook.delivery' },
-    {
-      inOrderBySubject: true,
-      perReceiver: { key: 'to', atOnce: 2 },
-      concurrency: 4,
-      sendTimeoutMs: 30_000,
-    },
-  );
+  const { outbox } = inOrderDispatcher(db, receiver.handler, 2, { concurrency: 4, sendTimeoutMs: 30_000 });
   const dispatched = outbox.dispatchDue(T0);
   const fastInTime = await Promise.race([
     fastDone.promise.then(() => true),
@@ -378,16 +383,7 @@ test('two dispatchers claiming in order on one database send every message once 
   );
   const receiver = recordingHandler(async () => ({}));
   const inOrder = (db: Db) =>
-    dispatcher(
-      db,
-      { ...receiver.handler, topic: 'webhook.delivery' },
-      {
-        inOrderBySubject: true,
-        perReceiver: { key: 'to', atOnce: 4 },
-        concurrency: 16,
-        batchSize: 8,
-      },
-    ).outbox.dispatchDue(T0);
+    inOrderDispatcher(db, receiver.handler, 4, { concurrency: 16, batchSize: 8 }).outbox.dispatchDue(T0);
   const [a, b] = await Promise.all([inOrder(one), inOrder(two)]);
   assert.equal(a.sent + b.sent, rows.length);
   const twice = receiver.sends.filter((id, index) => receiver.sends.indexOf(id) !== index);
