@@ -18,7 +18,7 @@ export type CrashPoint =
   | 'before-send'
   /** While the ACH rail takes the instruction: its entry written, its transaction not committed. */
   | 'rail-writing'
-  /** Every instruction of the round answered by the rail, before the outcomes are recorded. */
+  /** A send answered by the rail, before its outcome is recorded (the claim's other sends may still be in flight). */
   | 'rail-answered'
   /** Recording the outcomes: the transfers' rail references written, the transaction not committed. */
   | 'recording'
