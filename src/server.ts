@@ -203,7 +203,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     ? new Metrics({
         database: deps.database,
         now: moneyNow,
-        jobs: [...serverJobs(money, config), ...webhookJobs(webhooks, config)],
+        jobs: [...serverJobs(money, config), ...webhookJobs(webhooks, config, now)],
         databaseTimeoutMs: config.healthDbTimeoutMs,
       })
     : undefined;

@@ -4,8 +4,18 @@ import type { Webhooks } from './webhooks.ts';
 
 const DAY_MS = 86_400_000;
 
-/** Events and their delivery log are kept EWA_WEBHOOK_RETENTION_DAYS for redelivery, then purged hourly. */
-export function webhookJobs(webhooks: Webhooks, config: Config): ScheduledJob[] {
+/**
+ * Events and their delivery log are kept EWA_WEBHOOK_RETENTION_DAYS for redelivery, then purged hourly.
+ *
+ * Events carry two clocks in the sandbox: a transfer's or paycheck's the sandbox's, an account's or job's the
+ * database's own (real time). The retention counts from the earlier of the scheduler's now and `realNow`, so
+ * that a sandbox clock moved ahead never purges an event younger than the retention on either clock.
+ */
+export function webhookJobs(
+  webhooks: Webhooks,
+  config: Config,
+  realNow: () => Date = () => new Date(),
+): ScheduledJob[] {
   return [
     {
       name: 'webhook-retention',
@@ -13,9 +23,14 @@ export function webhookJobs(webhooks: Webhooks, config: Config): ScheduledJob[] 
       intervalSeconds: 3600,
       run: async ({ now }) => ({
         purged: await webhooks.events.purgeBefore(
-          new Date(now.getTime() - config.webhooks.retentionDays * DAY_MS),
+          retentionCutoff(now, realNow(), config.webhooks.retentionDays),
         ),
       }),
     },
   ];
+}
+
+/** The instant before which events are purged: `days` before the earlier of the two clocks. */
+export function retentionCutoff(now: Date, realNow: Date, days: number): Date {
+  return new Date(Math.min(now.getTime(), realNow.getTime()) - days * DAY_MS);
 }

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { withTransaction } from '../../src/db/transaction.ts';
+import { webhookJobs } from '../../src/webhooks/webhook-jobs.ts';
 import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, linkedClientToken, restClient } from '../helpers/factories.ts';
 import {
@@ -536,6 +537,30 @@ test('events past their retention are purged with their delivery log, unless a d
   ).json();
   assert.deepEqual(log.data, []);
   assert.ok(id);
+});
+
+test('a sandbox clock moved past the retention purges no event younger than it in real time', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker } = await partnerWorld(t, app);
+  await advance(app, worker);
+  await dispatch(app, FIXED_NOW);
+  const eventId = receiver.received[0]!.id;
+  const has = async () =>
+    (await app.database.db
+      .selectFrom('webhook_events')
+      .select('id')
+      .where('id', '=', eventId)
+      .executeTakeFirst()) !== undefined;
+  const purgeAt = async (now: Date, realNow: Date) => {
+    const [job] = webhookJobs(app.webhooks, app.config, () => realNow);
+    return job!.run({ now, runKey: 'test', signal: new AbortController().signal });
+  };
+  // `ewa sandbox advance` moved the clock 42 days on; in real time the event is minutes old.
+  assert.deepEqual(await purgeAt(later(42 * 24 * HOUR), FIXED_NOW), { purged: 0 });
+  assert.ok(await has(), 'kept: younger than the retention in real time');
+  const { purged } = (await purgeAt(later(42 * 24 * HOUR), later(31 * 24 * HOUR))) as { purged: number };
+  assert.ok(purged >= 1, "the advance's events, among others");
+  assert.equal(await has(), false, 'purged once past the retention on both clocks');
 });
 
 test('what only the worker’s own token reads goes only to a client the worker signed in to', async (t) => {
