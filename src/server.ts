@@ -35,7 +35,7 @@ import { listenerLimits } from './platform/listener-limits.ts';
 import { loadSheddingPlugin, refuseOnAuthServer } from './platform/load-shedding.ts';
 import { loggerOptions } from './platform/logger.ts';
 import { JSON_API_MEDIA, JSON_MEDIA } from './platform/media-types.ts';
-import { Metrics } from './platform/metrics.ts';
+import type { Metrics } from './platform/metrics.ts';
 import { oneHostPlugin } from './platform/one-host.ts';
 import { openApiPlugin } from './platform/openapi.ts';
 import { probeRoutes } from './platform/probe-routes.ts';
@@ -199,8 +199,9 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     redis?.disconnect();
   });
   // Counted only when someone scrapes them: with EWA_METRICS_PORT unset a request pays nothing for metrics.
+  // prom-client is loaded only then (docs/design/performance.md#memory).
   const metrics = config.metrics
-    ? new Metrics({
+    ? new (await import('./platform/metrics.ts')).Metrics({
         database: deps.database,
         now: moneyNow,
         jobs: [...serverJobs(money, config), ...webhookJobs(webhooks, config, now)],

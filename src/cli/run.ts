@@ -3,7 +3,7 @@ import { ConfigError } from '../config.ts';
 import { DataDirBusyError, DataDirUnusableError } from '../db/data-dir-lock.ts';
 import { DatabaseUnavailableError } from '../db/database-unavailable.ts';
 import { MigrationError } from '../db/migrate.ts';
-import { NotAClusterError } from '../db/pglite-cluster.ts';
+import { NotAClusterError } from '../db/not-a-cluster-error.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { clientCommands } from './clients.ts';

@@ -2,7 +2,6 @@ import cluster from 'node:cluster';
 import { checkWorkerCount, loadConfig } from '../config.ts';
 import { type Command, type Flags, UsageError } from './command.ts';
 import { requireFreePorts } from './free-ports.ts';
-import { runPrimary } from './serve-primary.ts';
 import { serveInThisProcess } from './serve-process.ts';
 
 export const serveCommand: Command = {
@@ -38,7 +37,8 @@ export const serveCommand: Command = {
       }
     }
     const workers = workerCount(flags, config);
-    if (workers > 1) return runPrimary(context, config, workers);
+    // Only a primary loads its code (and prom-client, which it always uses): a worker never does.
+    if (workers > 1) return (await import('./serve-primary.ts')).runPrimary(context, config, workers);
     // Before the database: the embedded one's first start is seconds of work a port in use would waste. (With
     // workers, each says so itself; see serve-primary.ts.)
     await requireFreePorts(config);

@@ -5,7 +5,6 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import { statementLog } from '../platform/statement-spans.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { openCluster } from './pglite-cluster.ts';
 import { PGlitePool } from './pglite-pool.ts';
 import { preparingPool } from './prepared-pool.ts';
 import type { DB } from './schema.ts';
@@ -56,8 +55,12 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
   let pglite: PGlite;
   try {
-    // Imported here: a process on PostgreSQL never loads the embedded database's code (half a megabyte of it).
-    const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
+    // Imported here: a process on PostgreSQL never loads the embedded database's code, nor tar, which unpacks its
+    // template (docs/design/performance.md#memory).
+    const [{ PGlite, types: pgliteTypes }, { openCluster }] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('./pglite-cluster.ts'),
+    ]);
     ({ pglite } = await openCluster({
       pgdata: inMemory ? undefined : join(dataDir, 'pgdata'),
       templateDir: config.templateDir,

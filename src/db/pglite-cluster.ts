@@ -5,11 +5,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import { extract } from 'tar';
-
-/** Raised when the embedded database's directory holds files that are not a cluster: nothing is removed. */
-export class NotAClusterError extends Error {
-  override name = 'NotAClusterError';
-}
+import { NotAClusterError } from './not-a-cluster-error.ts';
 
 /** How the cluster a process opened came to be: already there, loaded from the template, or made by initdb. */
 export type ClusterOrigin = 'existing' | 'template' | 'initdb';

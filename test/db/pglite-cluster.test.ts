@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
-import { NotAClusterError, type OpenedCluster, openCluster } from '../../src/db/pglite-cluster.ts';
+import { NotAClusterError } from '../../src/db/not-a-cluster-error.ts';
+import { type OpenedCluster, openCluster } from '../../src/db/pglite-cluster.ts';
 import { ewa } from '../helpers/cli.ts';
 import { spawnEwa } from '../helpers/ew-processes.ts';
 
