@@ -64,6 +64,9 @@ export async function buildTestAppOn(
     EWA_BASE_URL: BASE_URL,
     EWA_LOG_LEVEL: 'info',
     EWA_SEED_DEMO: 'false',
+    // Off unless a test turns it on (load-shedding.test.ts): on a host busy with other work, a test process's own
+    // event loop can lag past the production threshold and answer an unrelated test 503.
+    EWA_SHED_EVENT_LOOP_DELAY_MS: '0',
     ...database.env,
     ...env,
   });
