@@ -73,3 +73,23 @@ export async function finishRun(
   const result = await update.executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }
+
+/**
+ * Marks FAILED, so that they are claimed again, the runs still RUNNING that were claimed at a sandbox time after
+ * `after`: only an advance that died can have claimed them, since every living process claims at the clock's now.
+ * Returns how many. The caller holds the sandbox's lease, so no other advance is walking meanwhile.
+ */
+export async function failRunsClaimedAfter(db: Db, after: Date): Promise<number> {
+  const result = await db
+    .updateTable('scheduled_runs')
+    .set((eb) => ({
+      state: 'FAILED',
+      // When it ended is not known; when it began is the latest instant it is known to have run at.
+      finished_at: eb.ref('started_at'),
+      detail: JSON.stringify({ error: 'the sandbox advance that ran it stopped before it ended' }),
+    }))
+    .where('state', '=', 'RUNNING')
+    .where('started_at', '>', after)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

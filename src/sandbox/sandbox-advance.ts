@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../db/database.ts';
+import { failRunsClaimedAfter } from '../jobs/scheduled-run.ts';
 import { type ScheduledJob, Scheduler, type SchedulerLogger } from '../jobs/scheduler.ts';
 import { raiseSandboxOffsetMs, readSandboxOffsetMs, type SandboxClock } from './sandbox-clock.ts';
 import { SandboxLease } from './sandbox-lease.ts';
@@ -14,6 +15,11 @@ import { type AdvanceTarget, type FieldLabel, targetInstant } from './sandbox-ta
 export const ADVANCE_STEP_MS = 15 * 60_000;
 /** How often, in real time, a long advance stores how far it got (and renews its lease). */
 const SAVE_EVERY_MS = 1000;
+/**
+ * A run claimed this far past the sandbox's now was claimed by an advance ahead of the stored clock: servers claim
+ * at their now, which may run ahead of this process's by their clocks' skew, never by a minute.
+ */
+const CLAIM_SKEW_MS = 60_000;
 
 export interface AdvanceOptions {
   db: Db;
@@ -66,6 +72,9 @@ export async function advanceSandbox(options: AdvanceOptions, target: AdvanceTar
     const storedMs = await readSandboxOffsetMs(db);
     const from = new Date(clock.realNow().getTime() + storedMs);
     const to = targetInstant(target, from, options.label);
+    // An advance that died had walked ahead of the clock it stored: the runs it left RUNNING there would look
+    // fresh to this walk, which would skip them. They are failed, and so run again when the walk reaches them.
+    await failRunsClaimedAfter(db, new Date(from.getTime() + CLAIM_SKEW_MS));
     clock.hold(storedMs);
     const walk = new Walk(options, from, to, storedMs);
     try {

@@ -182,6 +182,44 @@ test('an advance cut off by a failing job stands before it; advancing again ends
   assert.deepEqual(await booksOf(cut), await booksOf(whole));
 });
 
+test('the runs an advance that died left RUNNING ahead of its stored clock are run by the next advance', async (t) => {
+  const db = await pendingWorld(t);
+  const clock = await SandboxClock.open(db, () => REAL_NOW);
+  const core = createMoneyCore(db, sandboxConfig, { now: clock.now });
+  const jobs = serverJobs(core, sandboxConfig);
+  const settle = jobs.find((job) => job.name === 'settle-due')!;
+  // The dead advance had stored the clock at REAL_NOW and walked on to 02:00 the next day before it was killed.
+  const leftAt = new Date(
+    Math.ceil((REAL_NOW.getTime() + 10 * 3_600_000) / QUARTER_HOUR_MS) * QUARTER_HOUR_MS,
+  );
+  const leftKey = settle.runKeyAt(leftAt)!;
+  // A server's run claimed a few seconds past this process's now (its clock a little ahead) is alive: left alone.
+  const serverAt = new Date(REAL_NOW.getTime() + 5_000);
+  await db
+    .insertInto('scheduled_runs')
+    .values([
+      { job_name: 'settle-due', run_key: leftKey, state: 'RUNNING', started_at: leftAt },
+      { job_name: 'a-server-job', run_key: 'now', state: 'RUNNING', started_at: serverAt },
+    ])
+    .execute();
+  const report = await advanceSandbox({ db, jobs, clock, soleProcess: true, label }, { days: 1 });
+  assert.equal(
+    report.jobs['settle-due']?.runs,
+    report.steps,
+    'settlement ran at every step, the one left too',
+  );
+  const runs = await db
+    .selectFrom('scheduled_runs')
+    .select(['job_name', 'run_key', 'state'])
+    .where('run_key', 'in', [leftKey, 'now'])
+    .orderBy('job_name')
+    .execute();
+  assert.deepEqual(runs, [
+    { job_name: 'a-server-job', run_key: 'now', state: 'RUNNING' },
+    { job_name: 'settle-due', run_key: leftKey, state: 'DONE' },
+  ]);
+});
+
 test('the stored offset only grows, and a clock sees another process move it', async (t) => {
   const { db } = await openTestDatabase(t);
   assert.equal(await readSandboxOffsetMs(db), 0);
