@@ -31,6 +31,6 @@ export function webhookJobs(
 }
 
 /** The instant before which events are purged: `days` before the earlier of the two clocks. */
-export function retentionCutoff(now: Date, realNow: Date, days: number): Date {
+function retentionCutoff(now: Date, realNow: Date, days: number): Date {
   return new Date(Math.min(now.getTime(), realNow.getTime()) - days * DAY_MS);
 }
