@@ -30,3 +30,28 @@ export function peakRssMb(root: number): number[] {
   }
   return peaks.sort((a, b) => b - a);
 }
+
+/**
+ * Watches for processes whose command line matches and notes the highest resident set each reached, in MB,
+ * largest first: for short-lived processes (initdb's), which have ended by the time a scenario reads its peaks.
+ */
+export function watchPeakRss(commandLine: RegExp, everyMs = 50): { stop(): number[] } {
+  const peaks = new Map<number, number>();
+  const sample = () => {
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        if (!commandLine.test(readFileSync(`/proc/${name}/cmdline`, 'utf8'))) continue;
+        const line = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${name}/status`, 'utf8'));
+        if (line) peaks.set(Number(name), Math.max(peaks.get(Number(name)) ?? 0, Number(line[1])));
+      } catch {} // the process ended while we read
+    }
+  };
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return [...peaks.values()].map((kb) => Math.round(kb / 1024)).sort((a, b) => b - a);
+    },
+  };
+}

@@ -9,7 +9,7 @@ import { DEMO } from '../src/seed/demo.ts';
 import { bearerCostInProcess } from './bearer-inprocess.ts';
 import { transfersScenario } from './money.ts';
 import { payrollScenario } from './money-payroll.ts';
-import { peakRssMb } from './peak-rss.ts';
+import { peakRssMb, watchPeakRss } from './peak-rss.ts';
 import { readsScenario } from './reads.ts';
 import { appendNote, withSteal, writeSection } from './report.ts';
 import { cardTokens, roster } from './resources.ts';
@@ -58,13 +58,16 @@ async function startup(): Promise<void> {
   // A template directory of this run's own: the first start finds none, as on a machine that never ran the server.
   const templateDir = join(scratch, 'templates');
   const start = async (dataDir: string) => {
+    const initdb = watchPeakRss(/pglite-initdb-child/);
     const server = await startServer({
       EWA_DATA_DIR: join(scratch, dataDir),
       EWA_EMBEDDED_TEMPLATE_DIR: templateDir,
     });
+    const initdbPeaksMb = initdb.stop();
     const peakMb = Math.max(...peakRssMb(server.child.pid ?? -1));
     await server.stop();
-    return { ms: server.readyMs, seconds: (server.readyMs / 1000).toFixed(1), peakMb };
+    const initdbPeak = initdbPeaksMb.length > 0 ? `${initdbPeaksMb.join(', ')} MB` : '–';
+    return { ms: server.readyMs, seconds: (server.readyMs / 1000).toFixed(1), peakMb, initdbPeak };
   };
   try {
     const first = await start('first');
@@ -76,13 +79,14 @@ async function startup(): Promise<void> {
       '## Start-up (embedded database)',
       '',
       'Time from `ewa serve` to the first answer from `GET /rest/health` (a 401: the API is up and asks for a token),',
-      'and the peak resident set (VmHWM) of the process by then.',
+      'and the peak resident set (VmHWM) of the process by then; initdb runs in a process of its own, which ends once',
+      'it has made the cluster (its peak sampled every 50 ms).',
       '',
-      '| start | time | peak RSS | goal |',
-      '|---|---|---|---|',
-      `| first on a machine (makes the fresh-cluster template with initdb, then the database from it; migrates, seeds the demo data) | ${first.seconds} s | ${first.peakMb} MB | ≤ 15 s |`,
-      `| a new database, the template kept (migrates, seeds the demo data) | ${fresh.seconds} s | ${fresh.peakMb} MB | ≤ 15 s |`,
-      `| later (median of 3) | ${laterMedian.seconds} s | ${laterMedian.peakMb} MB | ≤ 3 s |`,
+      "| start | time | peak RSS | peak RSS of initdb's process | goal |",
+      '|---|---|---|---|---|',
+      `| first on a machine (makes the fresh-cluster template with initdb, then the database from it; migrates, seeds the demo data) | ${first.seconds} s | ${first.peakMb} MB | ${first.initdbPeak} | ≤ 15 s |`,
+      `| a new database, the template kept (migrates, seeds the demo data) | ${fresh.seconds} s | ${fresh.peakMb} MB | ${fresh.initdbPeak} | ≤ 15 s |`,
+      `| later (median of 3) | ${laterMedian.seconds} s | ${laterMedian.peakMb} MB | ${laterMedian.initdbPeak} | ≤ 3 s |`,
     ].join('\n');
     writeSection('startup', body);
     console.log(body);

@@ -6,6 +6,7 @@ import { gunzip } from 'node:zlib';
 import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import { extract } from 'tar';
 import { NotAClusterError } from './not-a-cluster-error.ts';
+import { initdbInChildProcess } from './pglite-initdb.ts';
 
 /** How the cluster a process opened came to be: already there, loaded from the template, or made by initdb. */
 export type ClusterOrigin = 'existing' | 'template' | 'initdb';
@@ -30,8 +31,8 @@ const gunzipAsync = promisify(gunzip);
 
 /**
  * Opens the embedded database's cluster, making it first when there is none. PGlite makes a cluster by running
- * initdb: a second PostgreSQL and initdb, both WebAssembly, beside the first, which took seconds and set the
- * process's highest memory (docs/design/performance.md#memory). So a new cluster is loaded instead from a template:
+ * initdb: a second PostgreSQL and initdb, both WebAssembly, beside the first, which takes seconds and hundreds of MB
+ * (docs/design/performance.md#memory); on disk it runs in a process of its own. So a new cluster is loaded from a template:
  * a fresh cluster this machine made once with the same PGlite, kept as a tarball in the template directory. A
  * cluster on disk is made in `<pgdata>.new` and renamed into place once whole, so that a process killed meanwhile
  * leaves no half-made cluster to be opened later.
@@ -46,7 +47,7 @@ export async function openCluster(options: ClusterOptions): Promise<OpenedCluste
   await mkdir(dirname(pgdata), { recursive: true });
   const staging = `${pgdata}.new`;
   await rm(staging, { recursive: true, force: true }); // left by a process killed while it made a cluster
-  const origin = await makeClusterOnDisk(PGlite, staging, options);
+  const origin = await makeClusterOnDisk(staging, options);
   await rename(staging, pgdata);
   return { pglite: await PGlite.create(pgdata, pgliteOptions), origin };
 }
@@ -75,13 +76,10 @@ async function makeClusterInMemory(PGlite: PGliteClass, options: ClusterOptions)
 
 /**
  * A cluster on disk, made in `where` and closed: the template's files written there as they are (no PostgreSQL
- * started for it), or, without a template, initdb's cluster, which becomes the template.
+ * started for it), or, without a template, initdb's cluster, made in a process of its own, which becomes the
+ * template.
  */
-async function makeClusterOnDisk(
-  PGlite: PGliteClass,
-  where: string,
-  options: ClusterOptions,
-): Promise<ClusterOrigin> {
+async function makeClusterOnDisk(where: string, options: ClusterOptions): Promise<ClusterOrigin> {
   const { templateDir, pgliteOptions } = options;
   const file = templateDir === undefined ? undefined : await templateFile(templateDir);
   // A template directory that cannot be read is as none: the template only saves time.
@@ -95,12 +93,7 @@ async function makeClusterOnDisk(
       await rm(where, { recursive: true, force: true, maxRetries: 5 });
     }
   }
-  const pglite = await PGlite.create(where, pgliteOptions);
-  try {
-    if (file !== undefined) await keepAsTemplate(pglite, file);
-  } finally {
-    await pglite.close();
-  }
+  await initdbInChildProcess({ where, templateFile: file, startParams: pgliteOptions.startParams });
   return 'initdb';
 }
 
@@ -144,7 +137,7 @@ function readTemplate(file: string): Promise<Blob | undefined> {
  * own and renamed, so that a reader never sees half a template, and two processes keeping one at once both succeed.
  * A template directory this process cannot write leaves the next new cluster to initdb again.
  */
-async function keepAsTemplate(fresh: PGlite, file: string): Promise<void> {
+export async function keepAsTemplate(fresh: PGlite, file: string): Promise<void> {
   const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
   try {
     await fresh.exec('checkpoint');

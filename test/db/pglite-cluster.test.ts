@@ -14,6 +14,7 @@ import { after, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { NotAClusterError } from '../../src/db/not-a-cluster-error.ts';
 import { type OpenedCluster, openCluster } from '../../src/db/pglite-cluster.ts';
+import { initdbInChildProcess } from '../../src/db/pglite-initdb.ts';
 import { ewa } from '../helpers/cli.ts';
 import { spawnEwa } from '../helpers/ew-processes.ts';
 
@@ -181,4 +182,24 @@ test('two processes making their first clusters at once both succeed and leave o
   assert.deepEqual(codes, [0, 0], migrations.map((migration) => migration.output()).join('\n'));
   assert.equal(templatesIn(templateDir).length, 1, `${templatesIn(templateDir)}`);
   assert.equal((await openAndUse(join(dir, 'three', 'pgdata'), templateDir)).origin, 'template');
+});
+
+test('initdb runs in a process of its own, whose failure or stall ends in an error naming the directory and why', async () => {
+  const dir = scratch();
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'mine');
+  const where = join(file, 'pgdata');
+  await assert.rejects(
+    initdbInChildProcess({ where, templateFile: undefined, startParams: undefined }),
+    (error: unknown) =>
+      error instanceof Error &&
+      error.message.startsWith(`initdb of the embedded database in ${where} failed: `) &&
+      /ENOTDIR/.test(error.message),
+  );
+  const stalled = join(dir, 'stalled');
+  await assert.rejects(
+    initdbInChildProcess({ where: stalled, templateFile: undefined, startParams: undefined }, 50),
+    { message: `initdb of the embedded database in ${stalled} failed: it took longer than 50 ms` },
+  );
+  assert.equal(readFileSync(file, 'utf8'), 'mine');
 });
