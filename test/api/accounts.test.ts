@@ -437,3 +437,81 @@ test('DELETE: 204 and gone from reads, the row kept; earnings balance, job defau
   const readOnly = restClient(app, await workerToken(app, alice.personId, ['user:read']));
   assert.equal((await readOnly.delete(`/rest/accounts/${destination}`)).statusCode, 403);
 });
+
+test('DELETE of a default: a card beside a bank account goes; a job not ACTIVATED lets its default go once paid', async (t) => {
+  const { app, alice, aliceApi } = await setup(t);
+  const { db } = app.database;
+  const bank = await create(aliceApi, alice.personId, '11111111');
+  const card = randomUUID();
+  await db
+    .insertInto('accounts')
+    .values({
+      id: card,
+      person_id: alice.personId,
+      account_type: 'CARD',
+      subtype: 'DEBIT',
+      name: 'Debit card',
+      details: '{}',
+    })
+    .execute();
+  const patch = await aliceApi.patch(`/rest/jobs/${alice.jobId}`, {
+    data: {
+      type: 'jobs',
+      id: alice.jobId,
+      relationships: {
+        direct_deposit_default_depository: { data: { type: 'accounts', id: bank } },
+        direct_deposit_default_card: { data: { type: 'accounts', id: card } },
+      },
+    },
+  });
+  assert.equal(patch.statusCode, 200, patch.body);
+  const job = () =>
+    db
+      .selectFrom('jobs')
+      .select([
+        'direct_deposit_default_depository_id as depository',
+        'direct_deposit_default_card_id as card',
+        'direct_deposit_status as status',
+      ])
+      .where('id', '=', alice.jobId)
+      .executeTakeFirstOrThrow();
+
+  // The card is the fallback of the bank account: it may go, and the job keeps paying the bank account.
+  assert.equal((await aliceApi.delete(`/rest/accounts/${card}`)).statusCode, 204);
+  assert.deepEqual(await job(), { depository: bank, card: null, status: 'SETUP_COMPLETE' });
+  const sole = await aliceApi.delete(`/rest/accounts/${bank}`);
+  assert.equal(sole.statusCode, 400, 'the sole default of an ACTIVATED job stays until another is set');
+  assert.match(sole.json().errors[0].detail, /set another default first/);
+
+  // Deactivated, the job's default can no longer be changed: the account goes once nothing is left to pay into it.
+  const deactivate = await aliceApi.patch(`/rest/jobs/${alice.jobId}`, {
+    data: { type: 'jobs', id: alice.jobId, attributes: { activation_status: 'DEACTIVATED' } },
+  });
+  assert.equal(deactivate.statusCode, 200, deactivate.body);
+  const paycheckId = randomUUID();
+  await db
+    .insertInto('paychecks')
+    .values({
+      id: paycheckId,
+      job_id: alice.jobId,
+      person_id: alice.personId,
+      status: 'PROCESSING',
+      pay_period_starts_at: new Date('2026-11-09T05:00:00Z'),
+      pay_period_ends_at: new Date('2026-11-22T05:00:00Z'),
+      deposit_expected_at: new Date('2026-11-27T05:00:00Z'),
+    })
+    .execute();
+  const unpaid = await aliceApi.delete(`/rest/accounts/${bank}`);
+  assert.equal(unpaid.statusCode, 400);
+  assert.equal(unpaid.json().errors[0].code, 'INVALID_RESOURCE_STATE');
+  assert.match(
+    unpaid.json().errors[0].detail,
+    new RegExp(
+      `job ${alice.jobId}, which is DEACTIVATED, and its paycheck ${paycheckId} \\(deposit expected 2026-11-27T05:00:00.000Z\\)`,
+    ),
+  );
+  assert.equal((await job()).depository, bank, 'a refusal changes nothing');
+  await db.updateTable('paychecks').set({ status: 'DEPOSITED' }).where('id', '=', paycheckId).execute();
+  assert.equal((await aliceApi.delete(`/rest/accounts/${bank}`)).statusCode, 204);
+  assert.deepEqual(await job(), { depository: null, card: null, status: 'SETUP_REQUIRED' });
+});

@@ -20,7 +20,9 @@ import type { AccountContext } from './serialize.ts';
 import {
   type AccountReadRow,
   type AccountRow,
+  clearDefaultAccount,
   countDestinationAccounts,
+  type DefaultingJob,
   feeScheduleOf,
   findFeeSchedules,
   findJobsDefaultingTo,
@@ -175,17 +177,19 @@ export class AccountService {
         });
       }
       const jobs = await findJobsDefaultingTo(tx, id);
-      if (jobs.length > 0) {
-        throw new AppError('INVALID_RESOURCE_STATE', {
-          detail: `The account is the default paycheck destination of job ${jobs.join(', ')}; set another default first.`,
-        });
-      }
+      for (const job of jobs) refuseIfPaysInto(job);
       const transfers = await findPendingTransfersTo(tx, id);
       if (transfers.length > 0) {
         throw new AppError('INVALID_RESOURCE_STATE', {
           detail: `Transfer ${transfers.join(', ')} to this account is still PENDING; delete it once it has settled or failed.`,
         });
       }
+      await clearDefaultAccount(
+        tx,
+        id,
+        jobs.map((job) => job.id),
+        now,
+      );
       await markAccountDeleted(tx, id, now);
     });
   }
@@ -308,4 +312,28 @@ function checkTypes(accountType: string, subtype: string): 'CHECKING' | 'SAVINGS
     });
   }
   return subtype as 'CHECKING' | 'SAVINGS' | 'DEBIT';
+}
+
+/**
+ * Whether a job's paychecks still need the account it pays into by default. A default card beside a default bank
+ * account is only the fallback, and may go. An ACTIVATED job's sole default may not: payday needs one, and the
+ * worker can set another first. A job that is not ACTIVATED cannot have its default changed (ACTIVE_JOB_REQUIRED),
+ * so its account may go once nothing is left for it to pay in.
+ */
+function refuseIfPaysInto(job: DefaultingJob): void {
+  if (job.card_beside_depository) return;
+  if (job.activation_status === 'ACTIVATED') {
+    throw new AppError('INVALID_RESOURCE_STATE', {
+      detail: `The account is the default paycheck destination of job ${job.id}; set another default first.`,
+    });
+  }
+  if (job.unpaid_paycheck_id !== null) {
+    const expected = new Date(job.unpaid_deposit_expected_at ?? 0).toISOString();
+    throw new AppError('INVALID_RESOURCE_STATE', {
+      detail:
+        `The account is the default paycheck destination of job ${job.id}, which is ${job.activation_status}, and ` +
+        `its paycheck ${job.unpaid_paycheck_id} (deposit expected ${expected}) is still to be paid into it; ` +
+        'delete the account once that paycheck is DEPOSITED.',
+    });
+  }
 }

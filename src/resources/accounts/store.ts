@@ -277,20 +277,49 @@ export async function markAccountDeleted(db: Kysely<DB>, id: string, now: Date):
   await db.updateTable('accounts').set({ deleted_at: now }).where('id', '=', id).execute();
 }
 
-/** Jobs that pay into this account by default; they keep an account from being deleted. */
-export async function findJobsDefaultingTo(db: Kysely<DB>, accountId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('jobs')
-    .select('id')
-    .where((eb) =>
-      eb.or([
-        eb('direct_deposit_default_depository_id', '=', accountId),
-        eb('direct_deposit_default_card_id', '=', accountId),
-      ]),
-    )
-    .limit(10)
-    .execute();
-  return rows.map((row) => row.id);
+/** A job that pays into an account by default, with what decides whether that account may be deleted. */
+export interface DefaultingJob {
+  id: string;
+  activation_status: string;
+  /** The account is the job's default card, and the job has a default bank account besides, not deleted. */
+  card_beside_depository: boolean;
+  /** The job's paycheck not yet DEPOSITED that comes first, if any. */
+  unpaid_paycheck_id: string | null;
+  unpaid_deposit_expected_at: Date | string | null;
+}
+
+/** Jobs that pay into this account by default, at most 10; the caller holds their person's lock. */
+export async function findJobsDefaultingTo(db: Kysely<DB>, accountId: string): Promise<DefaultingJob[]> {
+  const { rows } = await sql<DefaultingJob>`select j.id, j.activation_status,
+      (j.direct_deposit_default_card_id = ${accountId} and dep.id is not null) as card_beside_depository,
+      unpaid.id as unpaid_paycheck_id, unpaid.deposit_expected_at as unpaid_deposit_expected_at
+    from jobs j
+      left join accounts dep on dep.id = j.direct_deposit_default_depository_id and dep.deleted_at is null
+      left join lateral (select p.id, p.deposit_expected_at from paychecks p
+        where p.job_id = j.id and p.status <> 'DEPOSITED'
+        order by p.pay_period_starts_at limit 1) unpaid on true
+    where j.direct_deposit_default_depository_id = ${accountId} or j.direct_deposit_default_card_id = ${accountId}
+    order by j.id
+    limit 10
+    for update of j`.execute(db);
+  return rows;
+}
+
+/**
+ * Stops jobs paying into an account that is being deleted. A job left with no default needs one set up again
+ * (SETUP_REQUIRED).
+ */
+export async function clearDefaultAccount(db: Kysely<DB>, accountId: string, jobIds: string[], now: Date) {
+  if (jobIds.length === 0) return;
+  await sql`update jobs set
+      direct_deposit_default_depository_id = nullif(direct_deposit_default_depository_id, ${accountId}),
+      direct_deposit_default_card_id = nullif(direct_deposit_default_card_id, ${accountId}),
+      direct_deposit_status = case
+        when nullif(direct_deposit_default_depository_id, ${accountId}) is null
+          and nullif(direct_deposit_default_card_id, ${accountId}) is null then 'SETUP_REQUIRED'
+        else direct_deposit_status end,
+      updated_at = ${now}
+    where id = any(${jobIds}::uuid[])`.execute(db);
 }
 
 export async function findPendingTransfersTo(db: Kysely<DB>, accountId: string): Promise<string[]> {
