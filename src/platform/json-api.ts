@@ -10,6 +10,7 @@ import { inputTextError } from './edge-input.ts';
 import { lossyNumber } from './exact-numbers.ts';
 import { logServerFailure } from './failure-log.ts';
 import { PATH_PARAM_LENGTH_MAX } from './framework-errors.ts';
+import { jsonShapeRefused } from './json-shape.ts';
 import { accepts, isContentType, JSON_API_MEDIA, JSON_MEDIA } from './media-types.ts';
 import { poisoningRefused } from './prototype-members.ts';
 import { queryNamesOf, repeatedQueryParameter, unknownQueryParameter } from './query-names.ts';
@@ -89,6 +90,8 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
     utf8Body((request, text, done) => {
       // An empty chunked body, which a Content-Length of 0 would have spared the parser: none, where none will do.
       if (text === '' && !takesBody(request)) return done(null, undefined);
+      const tooLarge = jsonShapeRefused(text);
+      if (tooLarge) return done(tooLarge);
       return parseJson(request, text, (error, value) => {
         if (error) return done(poisoningRefused(text) ?? error);
         const invalid = request.routeOptions.config?.schemaErrorCodes?.invalid ?? 'INVALID_PARAMETERS';
