@@ -133,9 +133,12 @@ export class IdempotencyKeys {
       );
       if (!held.ok) throw held.failure;
       const hold = held.holds[0];
-      if (!hold?.locked) throw keyLocked();
+      if (!hold) throw keyLocked();
+      // A committed answer is final, whether or not this request holds the key: another retry holding it meanwhile
+      // only replays it too.
       const live = liveAnswer(hold, request);
       if (live) return { kind: 'answer', answer: live };
+      if (!hold.locked) throw keyLocked();
       let decision: Awaited<ReturnType<KeyedWork['decide']>>;
       try {
         decision = await work.decide(held.reads, connection);

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import { type HoldRow, liveAnswer } from './idempotency-store.ts';
+import { answerOf, type HoldRow, liveAnswer, readAnswer } from './idempotency-store.ts';
 import { holdAndRead, readsOf, rollback, writeAndCommit } from './keyed-transaction.ts';
 import {
   type IdempotencyOptions,
@@ -72,7 +72,13 @@ export class KeyedBatcher {
    */
   submit(request: KeyedRequest, work: KeyedWork, refusal: KeyedItem['refusal']): Promise<StoredResponse> {
     const keyHere = `${request.scope} ${request.key}`;
-    if (this.#holds(this.#keysHere, keyHere)) return Promise.reject(keyLocked());
+    // Another request of this process holds the key: a retry of an answered request replays the answer, as the
+    // other does; a request whose first is still running is 409.
+    if (this.#holds(this.#keysHere, keyHere))
+      return readAnswer(this.#db, request).then((row) => {
+        if (!row) throw keyLocked();
+        return answerOf(row, request);
+      });
     const hold = { sinceMs: performance.now() };
     this.#keysHere.set(keyHere, hold);
     const answer = new Promise<StoredResponse>((resolve, reject) => {
@@ -195,13 +201,16 @@ export class KeyedBatcher {
     reads: Record<string, unknown>[][],
     connection: Kysely<DB>,
   ): Promise<Verdict> {
-    if (!hold?.locked) return { kind: 'failed', error: keyLocked() };
+    if (!hold) return { kind: 'failed', error: keyLocked() };
+    // A committed answer is final, whether or not this request holds the key: another retry holding it meanwhile
+    // only replays it too.
     try {
       const live = liveAnswer(hold, item.request);
       if (live) return { kind: 'done', answer: live };
     } catch (error) {
       return { kind: 'failed', error };
     }
+    if (!hold.locked) return { kind: 'failed', error: keyLocked() };
     try {
       const { answer, write } = await item.work.decide(reads, connection);
       return { kind: 'write', answer, write };

@@ -130,6 +130,38 @@ test('a key held by a running request is 409 IDEMPOTENCY_KEY_LOCKED; once that r
   assert.equal((await postTransfer(app, worker.token, body, key)).body, taken.body);
 });
 
+test('a retry of an answered request replays it even while another retry holds the key', {
+  skip: !onPostgres && 'the embedded database runs one transaction at a time, so no request overlaps another',
+}, async (t) => {
+  const { app, worker } = await setup(t);
+  const key = randomUUID();
+  const body = advanceBody(worker, { amount: 6000, preview: false });
+  const first = await postTransfer(app, worker.token, body, key);
+  assert.equal(first.statusCode, 200, first.body);
+  // Another process's retry holds the key, as its transaction does while it reads the stored answer.
+  await app.database.db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`person:${worker.personId}`} || ' ' || ${key}, 0))`.execute(
+      tx,
+    );
+    const retry = await postTransfer(app, worker.token, body, key);
+    assert.equal(retry.statusCode, 200, retry.body);
+    assert.equal(retry.body, first.body);
+    const otherBody = await postTransfer(app, worker.token, advanceBody(worker, { amount: 7000 }), key);
+    assert.equal(firstError(otherBody).code, 'INVALID_IDEMPOTENCY_KEY');
+  });
+  // Retries sent at once from this process: each replays the answer, none is 409.
+  const retries = await Promise.all(
+    Array.from({ length: 10 }, () => postTransfer(app, worker.token, body, key)),
+  );
+  assert.deepEqual(
+    retries.map((retry) => retry.statusCode),
+    Array(10).fill(200),
+    retries.map((retry) => retry.body).join('\n'),
+  );
+  for (const retry of retries) assert.equal(retry.body, first.body);
+  assert.equal((await advancesOf(app, worker)).length, 1);
+});
+
 test('after the TTL the key is new again, for the same body or another', async (t) => {
   const { app, worker, moveClock } = await setup(t);
   const key = randomUUID();
