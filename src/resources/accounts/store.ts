@@ -288,7 +288,7 @@ export interface DefaultingJob {
   unpaid_deposit_expected_at: Date | string | null;
 }
 
-/** Jobs that pay into this account by default, at most 10; the caller holds their person's lock. */
+/** Jobs that pay into this account by default (a person's own, so few); the caller holds their person's lock. */
 export async function findJobsDefaultingTo(db: Kysely<DB>, accountId: string): Promise<DefaultingJob[]> {
   const { rows } = await sql<DefaultingJob>`select j.id, j.activation_status,
       (j.direct_deposit_default_card_id = ${accountId} and dep.id is not null) as card_beside_depository,
@@ -300,7 +300,6 @@ export async function findJobsDefaultingTo(db: Kysely<DB>, accountId: string): P
         order by p.pay_period_starts_at limit 1) unpaid on true
     where j.direct_deposit_default_depository_id = ${accountId} or j.direct_deposit_default_card_id = ${accountId}
     order by j.id
-    limit 10
     for update of j`.execute(db);
   return rows;
 }
