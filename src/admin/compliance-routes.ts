@@ -14,6 +14,7 @@ import {
 import { stateRules } from '../compliance/state-rules.ts';
 import type { Db } from '../db/database.ts';
 import { isUsState } from '../domain/us-states.ts';
+import { AppError } from '../errors/app-error.ts';
 import { InputError } from '../errors/input-error.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { pointingAt } from './input-errors.ts';
@@ -63,18 +64,31 @@ function pointerOf(field: string | undefined): { pointer: string } {
 
 const RULE_FIELDS = ['state', 'kind', 'params', 'effective_from', 'effective_until', 'source'] as const;
 
-function ruleChangeOf(attributes: Record<string, unknown>): RuleChange {
+/** A member name as a JSON pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`). */
+function pointerSegment(name: string): string {
+  return name.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/**
+ * The attributes as a change of the rule's fields and its switch. A member that is not one of them (the read-only
+ * origin, changed_by, changed_at included) is refused by name, as every /admin body refuses an unknown member;
+ * its pointer is built here, since a member name may hold the dots and brackets pointerOf reads as a path.
+ */
+function ruleChangeOf(attributes: Record<string, unknown>): { change: RuleChange; enabled?: boolean } {
   const change: RuleChange = {};
   for (const [key, value] of Object.entries(attributes)) {
     if (key === 'enabled') continue;
     if (!(RULE_FIELDS as readonly string[]).includes(key))
-      throw new InputError(
-        `${key} is not an attribute of a rule that can be set (${RULE_FIELDS.join(', ')}, enabled).`,
-        { field: key },
-      );
+      throw new AppError('INVALID_PARAMETERS', {
+        detail: `${key} is not an attribute of a rule that can be set (${RULE_FIELDS.join(', ')}, enabled).`,
+        source: { pointer: `/data/attributes/${pointerSegment(key)}` },
+      });
     change[key as keyof RuleChange] = value;
   }
-  return change;
+  const { enabled } = attributes;
+  if (enabled !== undefined && typeof enabled !== 'boolean')
+    throw new InputError('enabled must be true or false.', { field: 'enabled' });
+  return enabled === undefined ? { change } : { change, enabled };
 }
 
 function whoOf(request: FastifyRequest): string {
@@ -198,9 +212,11 @@ export const adminComplianceRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string
         summary: 'Add a rule, or replace a rule of the file by its id',
         description:
           'data.id is the rule id; the attributes are the whole rule (state, kind, params, effective_from, ' +
-          'effective_until, source). A rule of the file with that id is overridden (a lower cap); another id adds ' +
-          "the operator's own rule (NO_SERVICE for a state where no service is offered). Checked as the file is: " +
-          'a wrong field is 400 pointing at it.',
+          'effective_until, source), and enabled if wanted. A rule of the file with that id is overridden (a ' +
+          "lower cap); another id adds the operator's own rule (NO_SERVICE for a state where no service is " +
+          'offered). enabled false adds or replaces it switched off, in the same transaction (it never applies ' +
+          'until switched on); true switches it on; absent, the rule keeps its switch (a new rule is on). Checked ' +
+          'as the file is: a wrong field, or any other member, is 400 pointing at it.',
         security: OPERATOR.openApi,
         body: RuleBody,
         response: { ...one, ...errorResponses(400, 401, 403, 406, 415, 500) },
@@ -210,10 +226,10 @@ export const adminComplianceRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string
       const { data } = request.body as { data: { id?: string; attributes: Record<string, unknown> } };
       const effective = await pointingAt(pointerOf, async () => {
         if (data.id === undefined) throw new InputError('data.id must be the rule id.', { field: 'id' });
-        const change = ruleChangeOf(data.attributes);
+        const { change, enabled } = ruleChangeOf(data.attributes);
         // The whole rule is given here: nothing is taken from the file's rule of the same id.
         checkRule({ ...change, id: data.id });
-        return setRule(db, file, data.id, change, whoOf(request));
+        return setRule(db, file, data.id, change, whoOf(request), enabled);
       });
       return { data: resource(effective) };
     },
@@ -242,17 +258,15 @@ export const adminComplianceRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string
       const effective = await pointingAt(pointerOf, async () => {
         if (data.id !== undefined && data.id !== id)
           throw new InputError(`data.id ${data.id} is not the rule of the path, ${id}.`, { field: 'id' });
-        const { enabled } = data.attributes;
-        if (enabled !== undefined && typeof enabled !== 'boolean')
-          throw new InputError('enabled must be true or false.', { field: 'enabled' });
-        const change = ruleChangeOf(data.attributes);
+        const { change, enabled } = ruleChangeOf(data.attributes);
         if (Object.keys(change).length === 0 && enabled === undefined)
           throw new InputError('give at least one attribute to change.');
-        let changed = await findRule(db, file, id);
-        if (Object.keys(change).length > 0) changed = await setRule(db, file, id, change, whoOf(request));
-        if (enabled !== undefined && enabled !== changed.enabled)
-          changed = await switchRule(db, file, id, enabled, whoOf(request));
-        return changed;
+        const current = await findRule(db, file, id);
+        // Fields and switch change in one transaction: the new values never apply before the switch does.
+        if (Object.keys(change).length > 0) return setRule(db, file, id, change, whoOf(request), enabled);
+        if (enabled !== undefined && enabled !== current.enabled)
+          return switchRule(db, file, id, enabled, whoOf(request));
+        return current;
       });
       return { data: resource(effective) };
     },

@@ -115,7 +115,9 @@ export type RuleChange = Partial<Record<keyof ComplianceRule, unknown>>;
 
 /**
  * Sets a rule: the fields given change, the others keep the rule's current values (the override's, else the
- * file's). A new id needs every field. The result is checked whole, as the file's rules are.
+ * file's). A new id needs every field. The result is checked whole, as the file's rules are. `enabled`, when given,
+ * switches it on or off in the same transaction (a rule added switched off never applies, not even for a moment);
+ * absent, the rule keeps its switch (a new rule is on).
  */
 export async function setRule(
   db: Db,
@@ -123,6 +125,7 @@ export async function setRule(
   id: string,
   change: RuleChange,
   changedBy: string,
+  enabled?: boolean,
 ): Promise<EffectiveRule> {
   ruleIdOf(id);
   if (change.id !== undefined && change.id !== id)
@@ -135,18 +138,17 @@ export async function setRule(
     // `effective_until: null` clears the last day.
     if (next.effective_until === null) delete next.effective_until;
     const rule = checkRule(next);
+    const disabled = enabled === undefined ? (row?.disabled ?? false) : !enabled;
     await tx
       .insertInto('compliance_rule_overrides')
-      .values({
-        rule_id: id,
-        rule: JSON.stringify(rule),
-        disabled: row?.disabled ?? false,
-        changed_by: changedBy,
-      })
+      .values({ rule_id: id, rule: JSON.stringify(rule), disabled, changed_by: changedBy })
       .onConflict((conflict) =>
-        conflict
-          .column('rule_id')
-          .doUpdateSet({ rule: JSON.stringify(rule), changed_by: changedBy, changed_at: sql`now()` }),
+        conflict.column('rule_id').doUpdateSet({
+          rule: JSON.stringify(rule),
+          disabled,
+          changed_by: changedBy,
+          changed_at: sql`now()`,
+        }),
       )
       .execute();
     return effectiveOne(tx, file, id);

@@ -104,6 +104,83 @@ test('POST, PATCH, DELETE: an override applies to the next advance, who made it 
   assert.equal((await call('DELETE', `${RULES}/CT-FEE-CAP-ADVANCE`)).statusCode, 404, 'no override left');
 });
 
+test('POST with enabled false adds the rule switched off, in one write; true or absent on; PATCH does the same', async (t) => {
+  const { app, call } = await operator(t);
+  const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
+  await app.database.db
+    .updateTable('people')
+    .set({ state_of_residence: 'CT' })
+    .where('id', '=', worker.personId)
+    .execute();
+  await acceptDisclosures(worker);
+  const advance = async () =>
+    postTransfer(app, worker.token, advanceBody(worker, { amount: 1000, preview: true }));
+  const versionOf = async () =>
+    (
+      await app.database.db
+        .selectFrom('app_settings')
+        .select(sql<string>`value #>> '{}'`.as('version'))
+        .where('key', '=', 'compliance_rules_version')
+        .executeTakeFirst()
+    )?.version;
+
+  const before = await versionOf();
+  const off = await call('POST', RULES, ruleBody({ ...NO_SERVICE_CT, enabled: false }, 'CT-NO-SERVICE'));
+  assert.equal(off.statusCode, 200, off.body);
+  assert.equal(off.json().data.attributes.enabled, false);
+  assert.equal(Number(await versionOf()), Number(before ?? 0) + 1, 'one write, never on in between');
+  assert.equal((await call('GET', `${RULES}/CT-NO-SERVICE`)).json().data.attributes.enabled, false);
+  const listed = await call('GET', `${RULES}?filter[state]=CT&filter[on]=2026-03-11`);
+  assert.ok(!listed.json().data.some((rule: { id: string }) => rule.id === 'CT-NO-SERVICE'));
+  assert.equal((await advance()).statusCode, 200, 'a rule switched off applies to no one');
+
+  // Replaced whole without enabled: it keeps its switch, as `ewa compliance set` does.
+  const replaced = await call(
+    'POST',
+    RULES,
+    ruleBody({ ...NO_SERVICE_CT, params: { reason: 'Still pending.' } }, 'CT-NO-SERVICE'),
+  );
+  assert.equal(replaced.statusCode, 200, replaced.body);
+  assert.equal(replaced.json().data.attributes.enabled, false);
+  assert.equal((await advance()).statusCode, 200);
+
+  const on = await call('POST', RULES, ruleBody({ ...NO_SERVICE_CT, enabled: true }, 'CT-NO-SERVICE'));
+  assert.equal(on.statusCode, 200, on.body);
+  assert.equal(on.json().data.attributes.enabled, true);
+  assert.equal(firstError(await advance()).code, 'TRANSFERS_DISABLED');
+
+  // A file rule replaced and switched off by one POST; a PATCH of fields and switch is one write too.
+  const fileRule = await call(
+    'POST',
+    RULES,
+    ruleBody(
+      {
+        state: 'CT',
+        kind: 'FEE_CAP_PER_MONTH',
+        params: { max_fees_minor: 2000 },
+        effective_from: '2025-10-01',
+        source: 'Operator decision',
+        enabled: false,
+      },
+      'CT-FEE-CAP-MONTH',
+    ),
+  );
+  assert.equal(fileRule.statusCode, 200, fileRule.body);
+  assert.equal(fileRule.json().data.attributes.origin, 'FILE_CHANGED');
+  assert.equal(fileRule.json().data.attributes.enabled, false);
+  const beforePatch = Number(await versionOf());
+  const patched = await call(
+    'PATCH',
+    `${RULES}/CT-NO-SERVICE`,
+    ruleBody({ enabled: false, params: { reason: 'Paused.' } }),
+  );
+  assert.equal(patched.statusCode, 200, patched.body);
+  assert.equal(patched.json().data.attributes.enabled, false);
+  assert.deepEqual(patched.json().data.attributes.params, { reason: 'Paused.' });
+  assert.equal(Number(await versionOf()), beforePatch + 1, 'one write');
+  assert.equal((await advance()).statusCode, 200);
+});
+
 test('every bad input is a 400 naming the field, and writes nothing', async (t) => {
   const { app, call } = await operator(t);
   const cases: [string, 'POST' | 'PATCH' | 'GET', string, unknown, Record<string, string>][] = [
@@ -159,6 +236,41 @@ test('every bad input is a 400 naming the field, and writes nothing', async (t) 
       `${RULES}/MD-FEE-CAP-ADVANCE`,
       ruleBody({ cap: 1 }),
       { pointer: '/data/attributes/cap' },
+    ],
+    [
+      'unknown attribute on POST',
+      'POST',
+      RULES,
+      ruleBody({ ...NO_SERVICE_CT, cap: 1 }, 'X1'),
+      { pointer: '/data/attributes/cap' },
+    ],
+    [
+      'a read-only attribute on POST',
+      'POST',
+      RULES,
+      ruleBody({ ...NO_SERVICE_CT, origin: 'OPERATOR' }, 'X1'),
+      { pointer: '/data/attributes/origin' },
+    ],
+    [
+      'an unknown attribute named id',
+      'POST',
+      RULES,
+      ruleBody({ ...NO_SERVICE_CT, id: 'X2' }, 'X1'),
+      { pointer: '/data/attributes/id' },
+    ],
+    [
+      'an unknown attribute with a dot and a slash',
+      'PATCH',
+      `${RULES}/MD-FEE-CAP-ADVANCE`,
+      ruleBody({ 'params.reason/x': 1 }),
+      { pointer: '/data/attributes/params.reason~1x' },
+    ],
+    [
+      'enabled on POST',
+      'POST',
+      RULES,
+      ruleBody({ ...NO_SERVICE_CT, enabled: 'no' }, 'X1'),
+      { pointer: '/data/attributes/enabled' },
     ],
     [
       'enabled',
