@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
+import { sql } from 'kysely';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { buildTestApp } from '../helpers/build-test-app.ts';
@@ -278,5 +279,94 @@ test('POST earnings: a line of a pay period already deposited is rejected on its
   const result = allowed.json().data.attributes;
   assert.deepEqual([result.recorded, result.duplicates, result.rejected], [2, 1, 0]);
   assert.deepEqual(await stored(), { earnings: ['B-1', 'B-2', 'B-3'], paychecks: 3 });
+  assert.deepEqual(await checkLedgerInvariants(db), []);
+});
+
+test('POST earnings: a job has at most 24 hours a day, across the lines of a file and what is recorded', async (t) => {
+  // Friday 2026-03-20 in New York: the period 2026-03-02 to 03-15 is deposited today, so 03-12 and 03-13 are open.
+  const { app, upload } = await operator(t, {}, new Date('2026-03-20T16:00:00.000Z'));
+  const organizationId = await createOrganization(app);
+  const worker = await createWorker(app, organizationId);
+  const other = await createWorker(app, organizationId);
+  const job = await primaryIdentifier(app, worker.jobId);
+  const otherJob = await primaryIdentifier(app, other.jobId);
+  const { db } = app.database;
+  const hoursOn = async (jobId: string, day: string) =>
+    Number(
+      (
+        await sql<{ hours: string | null }>`select sum(e.hours_hundredths) as hours from earnings e
+          where e.job_id = ${jobId} and e.worked_on = ${day}
+            and not exists (select 1 from earnings r where r.reverses_earning_id = e.id)`.execute(db)
+      ).rows[0]!.hours ?? 0,
+    ) / 100;
+  const lines = async (csv: string[]) => {
+    const answer = await upload(organizationId, csv.join('\n'));
+    assert.equal(answer.statusCode, 200, answer.body);
+    return answer.json().data.attributes;
+  };
+
+  // 200 lines of 24 hours for one job and day: the first is recorded, every other refused on its hours.
+  const flood = await lines([
+    HEADER,
+    ...Array.from({ length: 200 }, (_, i) => `H${i},${job},2026-03-13,24,`),
+    `O-1,${otherJob},2026-03-13,24,`,
+    `O-2,${job},2026-03-12,24,`,
+  ]);
+  assert.deepEqual([flood.lines, flood.recorded, flood.rejected], [202, 3, 199]);
+  assert.deepEqual(
+    flood.rejected_lines.map((problem: { line: number; field: string }) => [problem.line, problem.field]),
+    Array.from({ length: 199 }, (_, i) => [i + 3, 'hours']),
+  );
+  assert.equal(
+    flood.rejected_lines[0].message,
+    `hours: job "${job}" would have 48 hours on 2026-03-13, more than the 24 of a day: 24 are recorded already ` +
+      "(earlier lines of this file included) and this line adds 24. To correct a day's hours, reverse its row " +
+      '(reverses) and send the right hours.',
+  );
+  assert.equal(flood.recorded_minor, 3 * 24 * 2000, 'only the three lines recorded are paid');
+  assert.deepEqual(
+    [await hoursOn(worker.jobId, '2026-03-13'), await hoursOn(other.jobId, '2026-03-13')],
+    [24, 24],
+  );
+  const refusedRows = await db
+    .selectFrom('earnings')
+    .select('external_id')
+    .where('job_id', '=', worker.jobId)
+    .where('external_id', 'like', 'H%')
+    .execute();
+  assert.deepEqual(
+    refusedRows.map((row) => row.external_id),
+    ['H0'],
+    'nothing of a refused line is written',
+  );
+
+  // Against what is recorded: a file sent again is duplicates; a quarter hour more is refused.
+  const again = await lines([HEADER, `H0,${job},2026-03-13,24,`, `Q-1,${job},2026-03-13,0.25,`]);
+  assert.deepEqual([again.recorded, again.duplicates, again.rejected], [0, 1, 1]);
+  assert.match(again.rejected_lines[0].message, /would have 24\.25 hours on 2026-03-13/);
+
+  // A reversal takes its row's hours back (from the next line on); a negative amount lowers pay, not hours.
+  const corrected = await lines([
+    `${HEADER},reverses`,
+    `C-1,${job},2026-03-13,1,,`,
+    `C-2,${job},,,,H0`,
+    `C-3,${job},2026-03-13,8,,`,
+    `C-4,${job},2026-03-13,,-100.00,`,
+    `C-5,${job},2026-03-13,16.01,,`,
+    `C-6,${job},2026-03-13,16,,`,
+  ]);
+  assert.deepEqual(
+    corrected.rejected_lines.map((problem: { line: number; field: string }) => [problem.line, problem.field]),
+    [
+      [2, 'hours'],
+      [6, 'hours'],
+    ],
+  );
+  assert.match(
+    corrected.rejected_lines[1].message,
+    /would have 24\.01 hours on 2026-03-13, more than the 24 of a day: 8 are recorded/,
+  );
+  assert.equal(corrected.recorded, 4);
+  assert.equal(await hoursOn(worker.jobId, '2026-03-13'), 24);
   assert.deepEqual(await checkLedgerInvariants(db), []);
 });

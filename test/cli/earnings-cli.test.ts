@@ -215,3 +215,49 @@ test('earnings import: a line of a pay period already deposited is rejected on i
   assert.match(help.stdout, /\[--allow-backdated\]/);
   assert.match(help.stdout, /deposit day is before today .* is backdated pay/);
 });
+
+test('earnings import: a job has at most 24 hours a day, across the file and what is recorded; exit 1', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  const organizationId = await employer(t, env);
+  const worked = day(-2);
+  const first = await ewa(
+    env,
+    'earnings',
+    'import',
+    '--org',
+    organizationId,
+    csvFile(t, 'earnings.csv', [
+      HEADER,
+      `H-1,W-1,${worked},16,`,
+      `H-2,W-1,${worked},16,`,
+      `H-3,W-1,${worked},8,`,
+    ]),
+    '--allow-backdated',
+  );
+  assert.equal(first.code, 1, first.stderr);
+  assert.match(first.stdout, /recorded\s+2\s+\(480\.00 USD\)\n\s+duplicates\s+0\n\s+rejected\s+1/);
+  assert.match(first.stderr, new RegExp(`line 3: hours: job "W-1" would have 32 hours on ${worked}`));
+  const more = await ewa(
+    env,
+    'earnings',
+    'import',
+    '--org',
+    organizationId,
+    csvFile(t, 'more.csv', [HEADER, `H-4,W-1,${worked},0.5,`]),
+    '--allow-backdated',
+    '--json',
+  );
+  assert.equal(more.code, 1, more.stderr);
+  assert.deepEqual(
+    more
+      .json()
+      .rejected_lines.map((problem: { line: number; field: string }) => [problem.line, problem.field]),
+    [[2, 'hours']],
+  );
+  const rows = await inDatabase(env, async (db) =>
+    (await db.selectFrom('earnings').select('external_id').orderBy('external_id').execute()).map(
+      (row) => row.external_id,
+    ),
+  );
+  assert.deepEqual(rows, ['H-1', 'H-3']);
+});

@@ -6,7 +6,11 @@ import { insertDefaultPolicy } from '../../operator/organization-store.ts';
 import { findOrganization } from '../../operator/organizations.ts';
 import { type CsvRecord, readCsvRecords } from '../../operator/roster-reader.ts';
 import { findJobsByIdentifier, type ImportJob } from './earnings-import-store.ts';
-import type { EarningsInput, EarningsRecorder } from './earnings-recorder.ts';
+import {
+  type EarningsInput,
+  type EarningsRecorder,
+  HOURS_OF_DAY_HUNDREDTHS_MAX,
+} from './earnings-recorder.ts';
 import {
   EARNINGS_AMOUNT_MAJOR_MAX,
   type EarningsHeader,
@@ -134,6 +138,26 @@ function backdatedProblem(row: EarningsRow, target: Target): EarningsProblem {
       `date: the pay period of ${row.workedOn} (${period.firstDay} to ${period.lastDay}) was due to be deposited on ` +
       `${period.depositDay}, before today (${target.today}); backdated pay is recorded only when the import ` +
       'allows it (ewa earnings import --allow-backdated; allow_backdated=true on the admin API).',
+  };
+}
+
+/** Hundredths of an hour as hours: 2400 → "24", 750 → "7.5". */
+function hoursText(hundredths: number): string {
+  return String(hundredths / 100);
+}
+
+/** A line whose hours would take its job's day past 24 hours, with what the day had already. */
+function hoursProblem(row: EarningsRow, beforeHundredths: number): EarningsProblem {
+  const job = JSON.stringify(row.primaryIdentifier);
+  const hours = row.hoursHundredths ?? 0;
+  return {
+    line: row.line,
+    field: 'hours',
+    message:
+      `hours: job ${job} would have ${hoursText(beforeHundredths + hours)} hours on ${row.workedOn}, more than the ` +
+      `${hoursText(HOURS_OF_DAY_HUNDREDTHS_MAX)} of a day: ${hoursText(beforeHundredths)} are recorded already ` +
+      `(earlier lines of this file included) and this line adds ${hoursText(hours)}. To correct a day's hours, ` +
+      'reverse its row (reverses) and send the right hours.',
   };
 }
 
@@ -300,6 +324,8 @@ class EarningsImport {
         });
       } else if (outcome === 'BACKDATED') {
         problems.push(backdatedProblem(row, this.#target));
+      } else if (outcome === 'HOURS_EXCEEDED') {
+        problems.push(hoursProblem(row, recorded.hoursBefore.get(index) ?? 0));
       } else {
         problems.push({
           line: row.line,
@@ -317,7 +343,8 @@ class EarningsImport {
  * streamed and recorded in batches of BATCH_ROWS lines, each batch in one call of the recorder, so one
  * transaction. A line that is wrong, or whose job cannot take it, or whose pay period is closed, or whose pay
  * period's deposit day is before today (unless `allowBackdated`), is rejected with its line number and field and
- * writes nothing; the other lines are recorded. A line whose row_id its job already has, from an earlier import or
+ * writes nothing; the other lines are recorded. So is a line whose hours would take its job's day past 24 (the
+ * recorder counts, under the person's lock, what is recorded and the earlier lines). A line whose row_id its job already has, from an earlier import or
  * an earlier line, is a duplicate: counted, not recorded again, so that sending the same file twice, or again after
  * a failure halfway, records each line once. A file whose header is wrong is
  * refused as a whole (InputError) before anything is written; an unknown organization is RECORD_NOT_FOUND.

@@ -31,17 +31,21 @@ export interface EarningsInput {
   reverses?: string | null;
 }
 
+/** The hours one job may have on one day, in hundredths, across all its rows: a day has 24. */
+export const HOURS_OF_DAY_HUNDREDTHS_MAX = 2_400;
+
 /**
  * RECORDED; DUPLICATE (this id was recorded before); PERIOD_CLOSED (its paycheck is past ESTIMATED); BACKDATED (its
- * pay period's deposit day is before today and the caller refuses such pay; see RecordOptions); for a reversal,
- * UNKNOWN_REVERSED_ROW (the job has no such row), ALREADY_REVERSED (another row reversed it), NOT_REVERSIBLE (it is
- * a reversal itself).
+ * pay period's deposit day is before today and the caller refuses such pay; see RecordOptions); HOURS_EXCEEDED (its
+ * hours would take its job's day past 24); for a reversal, UNKNOWN_REVERSED_ROW (the job has no such row),
+ * ALREADY_REVERSED (another row reversed it), NOT_REVERSIBLE (it is a reversal itself).
  */
 export type EarningsOutcome =
   | 'RECORDED'
   | 'DUPLICATE'
   | 'PERIOD_CLOSED'
   | 'BACKDATED'
+  | 'HOURS_EXCEEDED'
   | 'UNKNOWN_JOB'
   | 'UNKNOWN_REVERSED_ROW'
   | 'ALREADY_REVERSED'
@@ -65,6 +69,11 @@ export interface RecordedEarnings {
   creditedMinor: number;
   /** What corrections took back from earnings balances (never more than advances had left there). */
   withdrawnMinor: number;
+  /**
+   * For each HOURS_EXCEEDED outcome, by its index: the hours (hundredths) its job had on that day before it, what was
+   * recorded before and the earlier inputs of this call.
+   */
+  hoursBefore: ReadonlyMap<number, number>;
 }
 
 /**
@@ -125,6 +134,7 @@ interface ReversedRow {
   id: string;
   worked_on: string;
   amount_minor: number;
+  hours_hundredths: number | null;
   is_reversal: boolean;
   reversed: boolean;
 }
@@ -134,14 +144,19 @@ async function reversedRows(tx: Tx, inputs: readonly EarningsInput[]): Promise<M
   const wanted = inputs.filter((input) => input.reverses);
   if (wanted.length === 0) return new Map();
   const { rows } = await sql<ReversedRow & { job_id: string; external_id: string }>`select e.id, e.job_id,
-      e.external_id, e.worked_on::text as worked_on, e.amount_minor, e.reverses_earning_id is not null as is_reversal,
+      e.external_id, e.worked_on::text as worked_on, e.amount_minor, e.hours_hundredths,
+      e.reverses_earning_id is not null as is_reversal,
       exists (select 1 from earnings r where r.reverses_earning_id = e.id) as reversed
     from earnings e join unnest(${wanted.map((i) => i.jobId)}::uuid[], ${wanted.map((i) => i.reverses)}::text[])
       as w(job_id, external_id) on e.job_id = w.job_id and e.external_id = w.external_id`.execute(tx);
   return new Map(
     rows.map((row) => [
       `${row.job_id}/${row.external_id}`,
-      { ...row, amount_minor: Number(row.amount_minor) },
+      {
+        ...row,
+        amount_minor: Number(row.amount_minor),
+        hours_hundredths: row.hours_hundredths === null ? null : Number(row.hours_hundredths),
+      },
     ]),
   );
 }
@@ -154,7 +169,13 @@ function resolveReversals(
   inputs: readonly EarningsInput[],
   reversed: ReadonlyMap<string, ReversedRow>,
   isKnown: (input: EarningsInput) => boolean,
-): { input: EarningsInput; reversesId: string | null; problem?: EarningsOutcome }[] {
+): {
+  input: EarningsInput;
+  reversesId: string | null;
+  /** The hours of the row a reversal takes back, which leave its day's total. */
+  reversedHours?: number | null;
+  problem?: EarningsOutcome;
+}[] {
   const taken = new Set<string>();
   return inputs.map((input) => {
     if (!input.reverses || isKnown(input)) return { input, reversesId: null };
@@ -166,8 +187,73 @@ function resolveReversals(
     return {
       input: { ...input, workedOn: row.worked_on, hoursHundredths: null, amountMinor: -row.amount_minor },
       reversesId: row.id,
+      reversedHours: row.hours_hundredths,
     };
   });
+}
+
+/**
+ * The hours (hundredths) each of these jobs has on each of these days: its rows with hours that no reversal has
+ * taken back. A negative amount lowers pay, not hours (it names no hours): hours are corrected by reversing the row.
+ * Read under the people's locks, which every writer of a job's earnings takes first, so two imports of one job and
+ * day count each other's rows.
+ */
+async function hoursOfDays(
+  tx: Tx,
+  days: readonly { jobId: string; workedOn: string }[],
+): Promise<Map<string, number>> {
+  const keys = [...new Map(days.map((d) => [`${d.jobId}/${d.workedOn}`, d])).values()];
+  if (keys.length === 0) return new Map();
+  const { rows } = await sql<{ job_id: string; worked_on: string; hours: number | string }>`select e.job_id,
+      e.worked_on::text as worked_on, sum(e.hours_hundredths) as hours
+    from earnings e join unnest(${keys.map((k) => k.jobId)}::uuid[], ${keys.map((k) => k.workedOn)}::date[])
+      as w(job_id, worked_on) on e.job_id = w.job_id and e.worked_on = w.worked_on
+    where e.hours_hundredths is not null
+      and not exists (select 1 from earnings r where r.reverses_earning_id = e.id)
+    group by e.job_id, e.worked_on`.execute(tx);
+  return new Map(rows.map((row) => [`${row.job_id}/${row.worked_on}`, Number(row.hours)]));
+}
+
+/**
+ * Refuses (HOURS_EXCEEDED) each input whose hours would take its job's day past 24, in input order: what is
+ * recorded already, less what this call's reversals take back, plus this call's earlier inputs. Returns the hours
+ * each refused input met.
+ */
+async function capHoursOfDay(
+  tx: Tx,
+  inputs: readonly { input: EarningsInput; reversedHours?: number | null }[],
+  outcomes: EarningsOutcome[],
+): Promise<Map<number, number>> {
+  const hourly = inputs.flatMap(({ input }, index) =>
+    outcomes[index] === 'RECORDED' && input.hoursHundredths !== null && input.workedOn !== null
+      ? [{ jobId: input.jobId, workedOn: input.workedOn }]
+      : [],
+  );
+  const refused = new Map<number, number>();
+  if (hourly.length === 0) return refused;
+  const totals = await hoursOfDays(tx, hourly);
+  const counted = new Set<string>();
+  inputs.forEach(({ input, reversedHours }, index) => {
+    if (outcomes[index] !== 'RECORDED' || input.workedOn === null) return;
+    const day = `${input.jobId}/${input.workedOn}`;
+    if (reversedHours) {
+      totals.set(day, (totals.get(day) ?? 0) - reversedHours);
+      return;
+    }
+    if (input.hoursHundredths === null) return;
+    // A row repeated in this call is recorded once (the insert keeps the first): its hours count once.
+    const row = `${input.jobId}/${input.externalId}`;
+    if (counted.has(row)) return;
+    const before = totals.get(day) ?? 0;
+    if (before + input.hoursHundredths > HOURS_OF_DAY_HUNDREDTHS_MAX) {
+      outcomes[index] = 'HOURS_EXCEEDED';
+      refused.set(index, before);
+      return;
+    }
+    counted.add(row);
+    totals.set(day, before + input.hoursHundredths);
+  });
+  return refused;
 }
 
 async function recordIn(
@@ -252,6 +338,7 @@ async function recordIn(
     if (refused(p)) return closed.has(p.key) ? 'PERIOD_CLOSED' : 'BACKDATED';
     return paychecks.get(p.key)?.status === 'ESTIMATED' ? 'RECORDED' : 'PERIOD_CLOSED';
   });
+  const hoursBefore = await capHoursOfDay(tx, resolved, outcomes);
   const candidates = placed.flatMap((p, index) =>
     p && outcomes[index] === 'RECORDED' ? [{ ...p, index, id: randomUUID() }] : [],
   );
@@ -332,5 +419,5 @@ async function recordIn(
   }
   const withdrawn = await withdrawInaccessibleEarnings(tx, changed, terms, now);
   const creditedMinor = await creditAccessibleEarnings(tx, withdrawn.paychecks, terms, now);
-  return { outcomes, recordedMinor, creditedMinor, withdrawnMinor: withdrawn.withdrawnMinor };
+  return { outcomes, recordedMinor, creditedMinor, withdrawnMinor: withdrawn.withdrawnMinor, hoursBefore };
 }

@@ -40,7 +40,8 @@ export const EARNINGS_COLUMNS = {
     required: false,
     description:
       'hours worked, above 0 and at most 24, up to 2 decimals: 7.5; HOURLY jobs only; the pay is hours × the ' +
-      "job's wage rate, rounded to the minor unit",
+      "job's wage rate, rounded to the minor unit. A job has at most 24 hours a day across its rows (those " +
+      'recorded before, less rows reversed, and the earlier lines of the file)',
   },
   amount: {
     required: false,
