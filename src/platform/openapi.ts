@@ -7,7 +7,7 @@ import { FAVICON_SVG } from './assets/favicon.ts';
 import { DOCS_PREFIX, type RouteMediaTypes, routeMediaTypes } from './json-api.ts';
 import { JSON_MEDIA } from './media-types.ts';
 import { type OperationExamples, operationExamples, sharedErrorExample } from './openapi-examples.ts';
-import { OPTIONAL_BODY } from './route-config.ts';
+import { HANDLER_REQUIRED_HEADERS, OPTIONAL_BODY } from './route-config.ts';
 
 export interface OpenApiOptions {
   baseUrl: string;
@@ -33,6 +33,17 @@ function withMediaTypes(schema: RouteSchema, media: RouteMediaTypes): RouteSchem
     ...(schema.body ? { consumes: [media.request] } : {}),
     ...(schema.response ? { response: Object.fromEntries(responses) } : {}),
   };
+}
+
+/** A route's schema as the document shows it: the headers its handler requires (HANDLER_REQUIRED_HEADERS) required. */
+function withRequiredHeaders(schema: RouteSchema): RouteSchema {
+  const names = schema[HANDLER_REQUIRED_HEADERS] as string[] | undefined;
+  if (!names) return schema;
+  const { [HANDLER_REQUIRED_HEADERS]: _mark, ...rest } = schema;
+  const headers = rest.headers as { required?: string[] } | undefined;
+  return headers
+    ? { ...rest, headers: { ...headers, required: [...(headers.required ?? []), ...names] } }
+    : rest;
 }
 
 /**
@@ -115,7 +126,10 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<v
       ),
     transform: ({ schema, url, route }) => ({
       schema: schema
-        ? (withMediaTypes(schema as RouteSchema, routeMediaTypes(url, route.config)) as never)
+        ? (withMediaTypes(
+            withRequiredHeaders(schema as RouteSchema),
+            routeMediaTypes(url, route.config),
+          ) as never)
         : schema,
       url,
     }),

@@ -7,6 +7,13 @@ import type { QueryNames } from './query-names.ts';
  */
 export const OPTIONAL_BODY = 'x-body-optional';
 
+/**
+ * The mark on a route's schema naming the headers its handler requires and checks itself, to answer its own error
+ * (POST /rest/transfers: INVALID_IDEMPOTENCY_KEY) rather than a schema failure: the schema leaves them optional
+ * for validation, and the OpenAPI document shows them required (openapi.ts; the mark itself is not published).
+ */
+export const HANDLER_REQUIRED_HEADERS = 'x-headers-required';
+
 /** One way to be allowed: a token of this kind carrying all of these scopes (OpenAPI security semantics). */
 export interface SecurityRequirement {
   kind: 'user' | 'client';

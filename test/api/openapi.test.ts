@@ -305,3 +305,48 @@ test('the disclosure operations are in the document as an extension, tagged Disc
     'the acknowledgement',
   );
 });
+
+test('every parameter of the published description is in our document with its required flag (the version header aside)', async (t) => {
+  const reference = referenceFacts() as unknown as {
+    paths: Record<string, Record<string, { parameters?: { $ref?: string; name: string; in: string }[] }>>;
+    components: { parameters: Record<string, { name: string; in: string; required?: boolean }> };
+  };
+  const { api } = await buildTestApp(t);
+  const document = (await api.inject({ url: '/rest/openapi.json' })).json();
+  type Parameter = { $ref?: string; name: string; in: string; required?: boolean };
+  const resolve = (parameter: Parameter) =>
+    parameter.$ref
+      ? reference.components.parameters[parameter.$ref.replace('#/components/parameters/', '')]!
+      : parameter;
+  let compared = 0;
+  for (const [path, item] of Object.entries(reference.paths)) {
+    const shared = (item.parameters ?? []) as Parameter[];
+    for (const [method, operation] of Object.entries(item)) {
+      if (method === 'parameters' || !document.paths[path]?.[method]) continue;
+      const ours = (document.paths[path][method].parameters ?? []) as {
+        name: string;
+        in: string;
+        required?: boolean;
+      }[];
+      for (const parameter of [...shared, ...(operation.parameters ?? [])].map(resolve)) {
+        if (parameter.name.endsWith('-API-Version')) continue;
+        const name = parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name;
+        const own = ours.find(
+          (candidate) => candidate.in === parameter.in && candidate.name.toLowerCase() === name.toLowerCase(),
+        );
+        assert.ok(own, `${method.toUpperCase()} ${path} declares ${parameter.in} ${parameter.name}`);
+        assert.equal(
+          own.required ?? false,
+          parameter.required ?? false,
+          `${method.toUpperCase()} ${path} ${parameter.name} required`,
+        );
+        compared++;
+      }
+    }
+  }
+  assert.ok(compared > 20, `${compared} parameters compared`);
+  const key = document.paths['/rest/transfers'].post.parameters.find(
+    (p: { in: string }) => p.in === 'header',
+  );
+  assert.equal(key.required, true, 'Idempotency-Key is required, as the server answers 400 without it');
+});

@@ -22,6 +22,7 @@ import {
   UuidString,
 } from '../../platform/resource-schemas.ts';
 import { type RestList, readRestListQuery, restListSchema } from '../../platform/rest-list-schema.ts';
+import { HANDLER_REQUIRED_HEADERS } from '../../platform/route-config.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { includedFundingSources, transferResource } from './serialize.ts';
 import { TRANSFER_FILTER_FIELDS, TRANSFER_LIST_ORDER } from './store.ts';
@@ -277,8 +278,12 @@ export const transferRoutes: FastifyPluginAsync<TransferRoutesOptions> = async (
         description: `Needs an Idempotency-Key header (a UUID): the same key with the same body answers the same response again, byte for byte, for 24 hours (EWA_IDEMPOTENCY_KEY_TTL_SECONDS); with another body it is INVALID_IDEMPOTENCY_KEY; while the first request waits or runs, 409 IDEMPOTENCY_KEY_LOCKED. preview: true checks and prices the transfer and creates nothing. Checks, in order (the first that fails answers): ${describeAdvanceChecks('plain')}. The fee is deducted from the amount.`,
         security: USER_WRITE.openApi,
         headers: Type.Object({
-          'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required.' })),
+          'idempotency-key': Type.Optional(
+            Type.String({ description: 'A UUID you choose for this request.' }),
+          ),
         }),
+        // Checked by idempotencyKeyOf, which answers INVALID_IDEMPOTENCY_KEY: required in the document.
+        [HANDLER_REQUIRED_HEADERS]: ['idempotency-key'],
         querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
         body: TransferCreateBody,
         response: {
