@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { BASE_URL, buildTestApp } from '../helpers/build-test-app.ts';
 import { referenceFacts } from '../helpers/contract.ts';
@@ -349,4 +351,38 @@ test('every parameter of the published description is in our document with its r
     (p: { in: string }) => p.in === 'header',
   );
   assert.equal(key.required, true, 'Idempotency-Key is required, as the server answers 400 without it');
+});
+
+test('every status our document declares beyond the published description is listed in extensions.md', async (t) => {
+  const reference = referenceFacts() as unknown as {
+    paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  };
+  const { api } = await buildTestApp(t);
+  const document = (await api.inject({ url: '/rest/openapi.json' })).json();
+  const page = readFileSync(
+    join(import.meta.dirname, '..', '..', 'docs', 'integrators', 'extensions.md'),
+    'utf8',
+  );
+  const row = page
+    .split('\n')
+    .find((line) => line.startsWith('| HTTP statuses the description leaves open |'));
+  assert.ok(row, 'extensions.md lists the statuses the description leaves open');
+  const anyOperation = new Set(row.split('|')[2]!.match(/\d{3}/g));
+  const listed = (operation: string) =>
+    new Set(
+      page
+        .split('\n')
+        .filter((line) => line.startsWith(`| \`${operation}\` |`))
+        .flatMap((line) => line.split('|')[2]!.match(/\b\d{3}\b/g) ?? []),
+    );
+  for (const [path, item] of Object.entries(reference.paths))
+    for (const [method, operation] of Object.entries(item)) {
+      const ours = document.paths[path]?.[method];
+      if (method === 'parameters' || !ours) continue;
+      const name = `${method.toUpperCase()} ${path}`;
+      for (const status of Object.keys(ours.responses)) {
+        if (Object.hasOwn(operation.responses ?? {}, status) || anyOperation.has(status)) continue;
+        assert.ok(listed(name).has(status), `extensions.md lists ${status} on ${name}`);
+      }
+    }
 });
