@@ -342,6 +342,50 @@ test('a NUL, control, bidirectional or zero-width character in a query, a path i
   assert.deepEqual(await tableCounts(app), before, 'a refused write changed the database');
 });
 
+test('a query string that is not valid percent-encoding of UTF-8 is 400 naming the parameter, on every route', async (t) => {
+  const { app, rest } = await setUp(t);
+  const operator = await operatorClient(app);
+  // An encoded surrogate (CESU-8), a truncated sequence, a byte that is never UTF-8, an overlong '/', and '%zz'.
+  for (const bad of ['%ED%A0%80', '%E0%A4%A', '%FF', '%C0%AF', '%zz']) {
+    for (const url of [
+      `/rest/jobs?filter[external_identifiers.employee_id]=${bad}`,
+      `/rest/accounts?filter=name:"${bad}"`,
+      `/rest/transfers?page[after]=${bad}`,
+    ]) {
+      const parameter = decodeURIComponent(url.slice(url.indexOf('?') + 1).split('=')[0]!);
+      const error = assertErrorAnswer(await rest.get(url), 400, 'INVALID_PARAMETERS', {
+        source: { parameter },
+      });
+      assert.match(error.detail, /percent-encoding/, url);
+    }
+    // A name that is not UTF-8 is named as sent.
+    assertErrorAnswer(await rest.get(`/rest/jobs?x${bad}=1`), 400, 'INVALID_PARAMETERS', {
+      source: { parameter: `x${bad}` },
+    });
+    assertErrorAnswer(
+      await operator.call('GET', `/admin/organizations?page[size]=${bad}`),
+      400,
+      'INVALID_PARAMETERS',
+      {
+        source: { parameter: 'page[size]' },
+      },
+    );
+    const card = await app.api.inject({
+      method: 'POST',
+      url: `/cards/generic?x=${bad}`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(CARD),
+    });
+    assertErrorAnswer(card, 400, 'INVALID_PARAMETERS', {
+      source: { parameter: 'x' },
+      mediaType: 'application/json',
+    });
+  }
+  // Well-formed encodings still pass: a '+' for a space, an encoded '%' and a four-byte character.
+  const accepted = await rest.get('/rest/jobs?filter[external_identifiers.employee_id]=a+%25+%F0%9F%98%80');
+  assert.equal(accepted.statusCode, 200, accepted.body);
+});
+
 test('a body that is not UTF-8 is 400, and a charset other than UTF-8 is 415; nothing is written', async (t) => {
   const { app, worker, token } = await setUp(t);
   const before = await tableCounts(app);
