@@ -1,5 +1,6 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { Type } from 'typebox';
+import { AppError } from '../errors/app-error.ts';
 import {
   FILTER_QUERY_LENGTH_MAX,
   type FilterExpression,
@@ -63,8 +64,38 @@ export function readListQuery(
 ): ListQuery {
   const filters = parseFilters(query, spec);
   const filter =
-    typeof query.filter === 'string' ? parseFilterQuery(query.filter, fields, resource) : undefined;
+    typeof query.filter === 'string'
+      ? checkedValues(parseFilterQuery(query.filter, fields, resource), spec)
+      : undefined;
   return { filters, filter };
+}
+
+/**
+ * The free-form filter with each exact value (`field:"value"`) checked as its `filter[field]` parameter's is, by
+ * parseFilters itself, once the whole filter has parsed (a syntax error is told first): a bad one is
+ * INVALID_FILTER_VALUE naming `filter`. A UUID is then compared in lower case, as `filter[field]` compares it; any
+ * other value as sent. A `~` value is part of a value, and a field with no `filter[field]` (an account's name) is
+ * any text: both are left as they are.
+ */
+function checkedValues(filter: FilterExpression, spec: FilterSpec): FilterExpression {
+  if (filter.kind !== 'match')
+    return { ...filter, left: checkedValues(filter.left, spec), right: checkedValues(filter.right, spec) };
+  const fieldSpec = Object.hasOwn(spec, filter.field) ? spec[filter.field] : undefined;
+  if (filter.operator !== 'equals' || !fieldSpec) return filter;
+  const parameter = `filter[${filter.field}]`;
+  try {
+    const [parsed] = parseFilters(
+      { [parameter]: filter.value },
+      { [filter.field]: { type: fieldSpec.type } },
+    );
+    return fieldSpec.type === 'uuid' ? { ...filter, value: String(parsed!.value) } : filter;
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    throw new AppError(error.code, {
+      detail: `In filter, ${error.detail.replace(parameter, filter.field)}`,
+      source: { parameter: 'filter' },
+    });
+  }
 }
 
 const COMPARISONS = { gt: '>', gte: '>=', lt: '<' } as const;

@@ -343,6 +343,22 @@ test('GET /rest/accounts for a person: their own accounts, with the three filter
   const bad = await aliceApi.get(`/rest/accounts?${q('filter[account_type]')}=BROKERAGE`);
   assert.equal(bad.statusCode, 400);
   assert.equal(bad.json().errors[0].code, 'INVALID_FILTER_VALUE');
+  // The free-form filter's values are checked as filter[...]'s are, naming filter; a UUID matches in any case.
+  for (const filter of [
+    'account_type:"NOPE"',
+    'subtype:"savings"',
+    'person.id:"nope"',
+    'name~"x" OR account_type:""',
+  ]) {
+    const refused = await aliceApi.get(`/rest/accounts?filter=${q(filter)}`);
+    assert.equal(refused.statusCode, 400, filter);
+    assert.equal(refused.json().errors[0].code, 'INVALID_FILTER_VALUE', filter);
+    assert.deepEqual(refused.json().errors[0].source, { parameter: 'filter' }, filter);
+  }
+  assert.deepEqual(
+    await list(`?filter=${q(`person.id:"${alice.personId.toUpperCase()}" AND subtype:"SAVINGS"`)}`),
+    [savings],
+  );
   const balance = (await aliceApi.get(`/rest/accounts/${alice.balanceAccountId}`)).json().data.attributes;
   assert.deepEqual(balance.balances, { available: 0, current: 0, currency: 'USD' });
   assert.deepEqual(balance.capabilities.transfer_destination, []);

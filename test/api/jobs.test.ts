@@ -163,6 +163,9 @@ test('bad filters are 400 with the parameter named', async (t) => {
     ['filter=title:"x"', 'INVALID_FILTER_FIELD', 'filter'],
     ['filter=person.id~"x"', 'INVALID_FIELD_OPERATION', 'filter'],
     ['filter=(person.id:"x"', 'INVALID_FILTER_QUERY', 'filter'],
+    ['filter=person.id:"nope"', 'INVALID_FILTER_VALUE', 'filter'],
+    ['filter=external_identifiers.group~"N" OR organization.id:"42"', 'INVALID_FILTER_VALUE', 'filter'],
+    ['filter=external_identifiers.employee_id:""', 'INVALID_FILTER_VALUE', 'filter'],
   ];
   for (const [query, code, parameter] of cases) {
     const response = await aliceApi.get(`/rest/jobs?${query.replace(/\[|\]/g, encodeURIComponent)}`);

@@ -321,6 +321,9 @@ test('bad filters are 400 with the parameter named', async (t) => {
     ['filter=status~"DEP"', 'INVALID_FIELD_OPERATION', 'filter'],
     ['filter=job.id~"x"', 'INVALID_FIELD_OPERATION', 'filter'],
     ['filter=(status:"DEPOSITED"', 'INVALID_FILTER_QUERY', 'filter'],
+    ['filter=status:"NOPE"', 'INVALID_FILTER_VALUE', 'filter'],
+    ['filter=job.id:"x"', 'INVALID_FILTER_VALUE', 'filter'],
+    ['filter=deposit_expected_at:"tomorrow"', 'INVALID_FILTER_VALUE', 'filter'],
   ];
   for (const [query, code, parameter] of cases) {
     const response = await aliceApi.get(`/rest/paychecks?${query.replace(/\[|\]/g, encodeURIComponent)}`);
