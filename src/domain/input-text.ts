@@ -11,6 +11,12 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 const ZERO_WIDTH = /[\u180e\u200b-\u200d\u2060-\u2064\ufeff]/u;
 
+/**
+ * The schema pattern of text that must not be blank: at least one character that is not white space (JavaScript's
+ * \s, Unicode's spaces included). A schema failure of it is told as blank (to-app-error.ts).
+ */
+export const NOT_BLANK_PATTERN = '\\S';
+
 /** Why a string breaks the rule, as the end of a sentence naming the field; undefined when it is acceptable. */
 export function textProblem(value: string): string | undefined {
   if (!value.isWellFormed()) return 'is not well-formed Unicode (a lone surrogate).';

@@ -1,4 +1,5 @@
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
+import { NOT_BLANK_PATTERN } from '../domain/input-text.ts';
 import { AppError } from './app-error.ts';
 import type { ErrorCode } from './catalog.ts';
 import { serviceUnavailable } from './service-unavailable.ts';
@@ -130,6 +131,7 @@ function explain(issue: SchemaIssue, missing: string | undefined, extra: string 
   // A digits-only pattern is how query parameters (text) ask for a whole number: said so, not as the pattern.
   const digits = issue.keyword === 'pattern' && /^\^\[0-9\]\{1,(\d+)\}\$$/.exec(String(issue.params.pattern));
   if (digits) return `must be a whole number of at most ${digits[1]} digits.`;
+  if (issue.keyword === 'pattern' && issue.params.pattern === NOT_BLANK_PATTERN) return 'must not be blank.';
   return `${issue.message ?? 'is invalid'}.`;
 }
 

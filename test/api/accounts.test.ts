@@ -180,6 +180,8 @@ test('missing fields are MISSING_REQUIRED_FIELD and malformed ones INVALID_FIELD
     ],
     [bankAccountBody(alice.personId, { name: '' }), 'INVALID_FIELDS', '/data/attributes/name'],
     [bankAccountBody(alice.personId, { name: 7 }), 'INVALID_FIELDS', '/data/attributes/name'],
+    [bankAccountBody(alice.personId, { name: '   ' }), 'INVALID_FIELDS', '/data/attributes/name'],
+    [bankAccountBody(alice.personId, { name: '\u00a0\u3000 ' }), 'INVALID_FIELDS', '/data/attributes/name'],
     [bankAccountBody(randomUUID()), 'INVALID_RESOURCE_LINK', '/data/relationships/person/data/id'],
   ];
   for (const [payload, code, pointer] of cases) {
@@ -188,6 +190,8 @@ test('missing fields are MISSING_REQUIRED_FIELD and malformed ones INVALID_FIELD
     const [error] = response.json().errors;
     assert.equal(error.code, code, JSON.stringify(payload));
     assert.equal(error.source.pointer, pointer, JSON.stringify(payload));
+    if (/^\s+$/.test(String((payload as { data: { attributes: { name?: unknown } } }).data.attributes.name)))
+      assert.match(error.detail, /blank/, 'a blank name is told as blank');
   }
   const rows = await app.database.db
     .selectFrom('accounts')

@@ -9,6 +9,7 @@ import {
   TRANSFER_SCHEDULES,
   VERIFICATION_STATUSES,
 } from '../../domain/account-values.ts';
+import { NOT_BLANK_PATTERN } from '../../domain/input-text.ts';
 import { isUuid } from '../../domain/uuid.ts';
 import type { FilterSpec } from '../../platform/filters.ts';
 import { PAGE_SIZE_MAX, pageLinks, pageOf, readPage } from '../../platform/pagination.ts';
@@ -73,7 +74,12 @@ const AccountCreateBody = Type.Object({
   data: Type.Object({
     type: Type.Literal('accounts'),
     attributes: Type.Object({
-      name: Type.String({ minLength: 1, maxLength: 100 }),
+      name: Type.String({
+        minLength: 1,
+        maxLength: 100,
+        pattern: NOT_BLANK_PATTERN,
+        description: 'Not blank.',
+      }),
       account_type: Type.String({
         maxLength: 32,
         description: 'DEPOSITORY or CARD.',
