@@ -155,7 +155,12 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
   });
 
   // JSON:API allows no media type parameters but ext and profile: drop the charset Fastify adds when serializing.
+  // A 204 has no body, so no media type (negotiation set one on every answer).
   app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode === 204) {
+      reply.removeHeader('content-type');
+      return payload;
+    }
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith(JSON_API_MEDIA))
       reply.header('content-type', JSON_API_MEDIA);

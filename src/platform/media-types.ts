@@ -22,9 +22,22 @@ function parseMediaRange(text: string): MediaRange {
 }
 
 /**
- * True when an Accept header allows `produced`. JSON:API ranges that carry parameters (ext, profile) ask for
- * extensions this server does not serve, so they do not count as acceptable. A JSON:API client sends its media type
- * to every path, so a plain JSON answer (health) counts as acceptable to it: it is JSON, and what that path serves.
+ * Whether a parameter of the JSON:API media type is one a server must take (JSON:API 1.1): `profile`, whose
+ * profiles a server may ignore, and this server does; `ext` naming no extension, as this server applies none. Any
+ * other, or an `ext` naming one, is refused (415 on Content-Type, not acceptable on Accept).
+ */
+function isTakenJsonApiParameter(name: string, value: string): boolean {
+  return name === 'profile' || (name === 'ext' && value.trim() === '');
+}
+
+const takesJsonApiParameters = (range: MediaRange) =>
+  [...range.params].every(([name, value]) => isTakenJsonApiParameter(name, value));
+
+/**
+ * True when an Accept header allows `produced`. JSON:API ranges with a parameter other than `profile` (an `ext`
+ * naming an extension, which this server does not serve, or anything else) do not count as acceptable. A JSON:API
+ * client sends its media type to every path, so a plain JSON answer (health) counts as acceptable to it: it is JSON,
+ * and what that path serves.
  */
 export function accepts(acceptHeader: string | undefined, produced: string): boolean {
   if (acceptHeader === undefined || acceptHeader.trim() === '') return true;
@@ -35,19 +48,24 @@ export function accepts(acceptHeader: string | undefined, produced: string): boo
     .some((range) => {
       if (range.quality <= 0) return false;
       if (range.type === '*/*' || range.type === `${major}/*`) return true;
-      if (range.type === JSON_API_MEDIA && produced === JSON_MEDIA) return range.params.size === 0;
+      if (range.type === JSON_API_MEDIA && produced === JSON_MEDIA) return takesJsonApiParameters(range);
       if (range.type !== produced) return false;
-      return produced !== JSON_API_MEDIA || range.params.size === 0;
+      return produced !== JSON_API_MEDIA || takesJsonApiParameters(range);
     });
 }
 
-/** True when a request body's Content-Type is `expected`, with at most a UTF-8 charset parameter. */
+/**
+ * True when a request body's Content-Type is `expected`, with at most a UTF-8 charset parameter and, on JSON:API,
+ * the parameters it takes (a `profile`).
+ */
 export function isContentType(contentType: string | undefined, expected: string): boolean {
   if (!contentType) return false;
   const range = parseMediaRange(contentType);
   if (range.type !== expected) return false;
   for (const [name, value] of range.params) {
-    if (name !== 'charset' || value.toLowerCase() !== 'utf-8') return false;
+    if (name === 'charset' && value.toLowerCase() === 'utf-8') continue;
+    if (expected === JSON_API_MEDIA && isTakenJsonApiParameter(name, value)) continue;
+    return false;
   }
   return true;
 }

@@ -55,6 +55,9 @@ async function appWithProbes(t: Parameters<typeof buildTestApp>[0]) {
         }),
       }),
     );
+    app.delete('/rest/probes/gone', { config: { public: true } }, async (_request, reply) =>
+      reply.code(204).send(),
+    );
     app.get('/rest/probes/boom', { config: { public: true } }, async () => {
       throw new Error('connection to postgres://admin:hunter2@db.internal failed');
     });
@@ -151,7 +154,16 @@ test('an Accept header that excludes the media type is 406 naming the header', a
     assert.equal(error.code, 'NOT_ACCEPTABLE');
     assert.deepEqual(error.source, { header: 'Accept' });
   }
-  for (const accept of ['*/*', 'application/*', JSON_API, `text/html, ${JSON_API};q=0.5`]) {
+  for (const accept of [
+    '*/*',
+    'application/*',
+    JSON_API,
+    `text/html, ${JSON_API};q=0.5`,
+    // JSON:API 1.1: a profile is taken (this server applies none); an unsupported ext alone is not.
+    `${JSON_API}; profile="https://example.com/p"`,
+    `${JSON_API}; profile="https://example.com/a https://example.com/b"; q=0.9`,
+    `${JSON_API}; ext="bulk", ${JSON_API}; profile="https://example.com/p"`,
+  ]) {
     const response = await api.inject({ url: '/rest/probes', headers: { accept } });
     assert.equal(response.statusCode, 200, accept);
   }
@@ -246,6 +258,8 @@ test('a body in another media type is 415 naming Content-Type; charset utf-8 is 
     'text/plain',
     'application/x-www-form-urlencoded',
     `${JSON_API}; ext=bulk`,
+    `${JSON_API}; profile="https://example.com/p"; ext="https://example.com/ext"`,
+    `${JSON_API}; version=2`,
   ]) {
     const response = await send(api, '/rest/probes', body, type);
     assert.equal(response.statusCode, 415, type);
@@ -255,6 +269,24 @@ test('a body in another media type is 415 naming Content-Type; charset utf-8 is 
   }
   assert.equal((await send(api, '/rest/probes', body)).statusCode, 200);
   assert.equal((await send(api, '/rest/probes', body, `${JSON_API}; charset=utf-8`)).statusCode, 200);
+  // JSON:API 1.1: a server must take the profile parameter (it may ignore the profiles).
+  for (const type of [
+    `${JSON_API}; profile="https://example.com/p"`,
+    `${JSON_API};profile=https://example.com/p`,
+  ]) {
+    const response = await send(api, '/rest/probes', body, type);
+    assert.equal(response.statusCode, 200, `${type}: ${response.body}`);
+    assert.equal(response.headers['content-type'], JSON_API);
+  }
+});
+
+test('a 204 answer has no body and no Content-Type', async (t) => {
+  const { api } = await appWithProbes(t);
+  const response = await api.inject({ method: 'DELETE', url: '/rest/probes/gone' });
+  assert.equal(response.statusCode, 204);
+  assert.equal(response.body, '');
+  assert.equal(response.headers['content-type'], undefined);
+  assert.ok(response.headers['x-request-id'], 'the other headers stay');
 });
 
 test('schema failures name the field: source.pointer for the body, source.parameter for the query', async (t) => {

@@ -11,17 +11,25 @@ test('accepts follows JSON:API negotiation', () => {
   assert.equal(accepts('APPLICATION/VND.API+JSON', JSON_API_MEDIA), true);
   assert.equal(accepts(`${JSON_API_MEDIA}; ext="https://jsonapi.org/ext/atomic"`, JSON_API_MEDIA), false);
   assert.equal(accepts(`${JSON_API_MEDIA}; ext=x, ${JSON_API_MEDIA}`, JSON_API_MEDIA), true);
+  assert.equal(accepts(`${JSON_API_MEDIA}; profile="https://example.com/p"`, JSON_API_MEDIA), true);
+  assert.equal(accepts(`${JSON_API_MEDIA}; profile=x`, JSON_MEDIA), true);
+  assert.equal(accepts(`${JSON_API_MEDIA}; profile=x; ext=y`, JSON_API_MEDIA), false);
+  assert.equal(accepts(`${JSON_API_MEDIA}; version=2`, JSON_API_MEDIA), false);
   assert.equal(accepts('text/html,application/xhtml+xml;q=0.9,*/*;q=0.8', JSON_API_MEDIA), true);
   assert.equal(accepts('application/json', JSON_API_MEDIA), false);
   assert.equal(accepts('application/json', JSON_MEDIA), true);
   assert.equal(accepts('*/*;q=0', JSON_MEDIA), false);
 });
 
-test('isContentType allows only a UTF-8 charset parameter', () => {
+test('isContentType allows a UTF-8 charset parameter, and on JSON:API a profile', () => {
   assert.equal(isContentType(JSON_API_MEDIA, JSON_API_MEDIA), true);
   assert.equal(isContentType(`${JSON_API_MEDIA};charset=UTF-8`, JSON_API_MEDIA), true);
   assert.equal(isContentType(`${JSON_API_MEDIA}; charset=latin1`, JSON_API_MEDIA), false);
-  assert.equal(isContentType(`${JSON_API_MEDIA}; profile=x`, JSON_API_MEDIA), false);
+  assert.equal(isContentType(`${JSON_API_MEDIA}; profile=x`, JSON_API_MEDIA), true);
+  assert.equal(isContentType(`${JSON_API_MEDIA}; profile="x y"; charset=utf-8`, JSON_API_MEDIA), true);
+  assert.equal(isContentType(`${JSON_API_MEDIA}; ext="x"`, JSON_API_MEDIA), false);
+  assert.equal(isContentType(`${JSON_API_MEDIA}; profile=x; ext=x`, JSON_API_MEDIA), false);
+  assert.equal(isContentType(`${JSON_MEDIA}; profile=x`, JSON_MEDIA), false);
   assert.equal(isContentType(undefined, JSON_API_MEDIA), false);
   assert.equal(isContentType('application/json', JSON_API_MEDIA), false);
 });
