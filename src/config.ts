@@ -457,10 +457,10 @@ export function loadConfig(env: Env = process.env): Config {
         inboundDir: read.string('EWA_ACH_INBOUND_DIR', './data/ach/inbound'),
         immediateDestination: read.string('EWA_ACH_IMMEDIATE_DESTINATION', UAT_ROUTING_NUMBER),
         immediateDestinationName: read.string('EWA_ACH_IMMEDIATE_DESTINATION_NAME', 'SANDBOX BANK'),
-        immediateOrigin: read.string('EWA_ACH_IMMEDIATE_ORIGIN', '1000000000'),
+        immediateOrigin: achTenCharacters(read.string('EWA_ACH_IMMEDIATE_ORIGIN', '1000000000')),
         immediateOriginName: read.string('EWA_ACH_IMMEDIATE_ORIGIN_NAME', 'EWA SERVER'),
         companyName: read.string('EWA_ACH_COMPANY_NAME', 'EWA SERVER'),
-        companyIdentification: read.string('EWA_ACH_COMPANY_ID', '1000000000'),
+        companyIdentification: achTenCharacters(read.string('EWA_ACH_COMPANY_ID', '1000000000')),
         originatingDfi: read.string('EWA_ACH_ODFI', '11000000'),
       },
     },
@@ -474,6 +474,14 @@ export function loadConfig(env: Env = process.env): Config {
   return deepFreeze(config);
 }
 
+/**
+ * A Nacha field of 10 characters that banks often give as a 9-digit number, which the file writes with a leading
+ * space. Every setting is trimmed when read, so that space could never be given: 9 digits get it here.
+ */
+function achTenCharacters(value: string): string {
+  return /^\d{9}$/.test(value) ? ` ${value}` : value;
+}
+
 /** The ACH identity must fit the file's fields, so that a bad setting stops the start, not the first file. */
 function checkAchIdentity(ach: AchConfig): void {
   const rules: [string, string, RegExp, string][] = [
@@ -482,13 +490,13 @@ function checkAchIdentity(ach: AchConfig): void {
       'EWA_ACH_IMMEDIATE_ORIGIN',
       ach.immediateOrigin,
       /^[0-9A-Z ]{10}$/,
-      '10 digits, capitals or spaces, as your bank gave it (a 9-digit number goes with a leading space: " 123456789")',
+      '10 digits, capitals or spaces, as your bank gave it, or a 9-digit number (written with a leading space)',
     ],
     [
       'EWA_ACH_COMPANY_ID',
       ach.companyIdentification,
       /^[0-9A-Z ]{10}$/,
-      '10 digits, capitals or spaces, as your bank gave it (often "1" and the 9-digit tax id)',
+      '10 digits, capitals or spaces, as your bank gave it (often "1" and the 9-digit tax id), or a 9-digit number (written with a leading space)',
     ],
     ['EWA_ACH_ODFI', ach.originatingDfi, /^\d{8}$/, "the originating bank's 8-digit id"],
     [

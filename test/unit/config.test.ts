@@ -196,13 +196,21 @@ test('the rail settings: an ACH identity that does not fit its file field stops 
     ['EWA_ACH_IMMEDIATE_DESTINATION', '110000001', /fails the routing-number checksum/],
     ['EWA_ACH_ODFI', '1100000', /EWA_ACH_ODFI must be the originating bank's 8-digit id/],
     ['EWA_ACH_COMPANY_ID', 'abc', /EWA_ACH_COMPANY_ID must be 10 digits, capitals or spaces/],
-    ['EWA_ACH_IMMEDIATE_ORIGIN', '123456789', /leading space: " 123456789"/],
+    ['EWA_ACH_IMMEDIATE_ORIGIN', '12345678', /or a 9-digit number \(written with a leading space\)/],
     ['EWA_ACH_COMPANY_NAME', 'A NAME LONGER THAN 16', /EWA_ACH_COMPANY_NAME must be up to 16/],
   ] as const) {
     assert.throws(() => loadConfig({ EWA_RAIL: 'ach', [name]: value }), message);
     // Without ACH the identity is not used, so it is not checked.
     assert.doesNotThrow(() => loadConfig({ [name]: value }));
   }
+  // A 9-digit number takes the leading space Nacha writes it with, which a setting (trimmed) could not carry.
+  const nineDigits = loadConfig({
+    EWA_RAIL: 'ach',
+    EWA_ACH_IMMEDIATE_ORIGIN: '123456789',
+    EWA_ACH_COMPANY_ID: ' 987654321 ',
+  }).money.ach;
+  assert.equal(nineDigits.immediateOrigin, ' 123456789');
+  assert.equal(nineDigits.companyIdentification, ' 987654321');
   assert.throws(
     () => loadConfig({ EWA_RAIL_TIMEOUT_SECONDS: '60', EWA_OUTBOX_LEASE_SECONDS: '60' }),
     /EWA_RAIL_TIMEOUT_SECONDS \(60\) must be shorter than EWA_OUTBOX_LEASE_SECONDS \(60\)/,
