@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { localDateOf } from '../domain/calendar.ts';
+import { isCalendarDay, parseInstant } from '../domain/date-text.ts';
 import { UsageError } from './command.ts';
 
 /**
@@ -20,25 +21,18 @@ export interface AsOf {
 /** `--date 2026-03-20`: the end of that day in UTC, so a run "on" a day sees everything due that day. */
 export function endOfDay(text: unknown): Date {
   const day = String(text);
-  const instant = new Date(`${day}T23:59:59.999Z`);
-  if (
-    !/^\d{4}-\d{2}-\d{2}$/.test(day) ||
-    Number.isNaN(instant.getTime()) ||
-    !instant.toISOString().startsWith(day)
-  )
-    throw new UsageError(`--date must be a calendar day, YYYY-MM-DD (got "${day}").`);
-  return instant;
+  if (!isCalendarDay(day)) throw new UsageError(`--date must be a calendar day, YYYY-MM-DD (got "${day}").`);
+  return new Date(`${day}T23:59:59.999Z`);
 }
 
 /** `--at`: an ISO 8601 instant with its offset; a bare date or time would leave the zone to guess. */
 export function instantOf(text: unknown): Date {
   const value = String(text);
-  const instant = new Date(value);
-  if (
-    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(value) ||
-    Number.isNaN(instant.getTime())
-  )
-    throw new UsageError(`--at must be an ISO 8601 instant such as 2026-03-20T14:00:00Z (got "${value}").`);
+  const instant = parseInstant(value);
+  if (!instant)
+    throw new UsageError(
+      `--at must be an ISO 8601 instant with its offset, on the calendar, such as 2026-03-20T14:00:00Z (got "${value}").`,
+    );
   return instant;
 }
 

@@ -55,7 +55,8 @@ const publish: Command = {
     'Usage: ewa disclosures publish [--state XX] --title TEXT --file BODY.txt [--from INSTANT] [--json]',
     '',
     'Without --state: the default document, for every state without its own. The body is the file’s text, shown to',
-    'the person as it is. --from: when it takes effect (an instant such as 2026-04-01T00:00:00Z; default: now).',
+    'the person as it is. --from: when it takes effect (an instant with its offset, such as 2026-04-01T00:00:00Z;',
+    'default: now).',
     'From then on, acceptances of older versions no longer count: advances are refused DISCLOSURE_REQUIRED until',
     'the person accepts the new one.',
   ].join('\n'),
@@ -83,11 +84,12 @@ const publish: Command = {
         effective_from: flags.from,
       });
     } catch (error) {
-      const field = (error as { field?: string }).field;
-      const flag = { state: '--state', title: '--title', body: '--file', effective_from: '--from' }[
-        field ?? ''
-      ];
-      throw new UsageError(`${flag ?? ''} ${(error as Error).message}`.trim());
+      const field = (error as { field?: string }).field ?? '';
+      const flag = { state: '--state', title: '--title', body: '--file', effective_from: '--from' }[field];
+      // The message names the field as the API does (effective_from); here it is the flag (--from).
+      const message = (error as Error).message;
+      const said = message.startsWith(`${field} `) ? message.slice(field.length + 1) : message;
+      throw new UsageError(`${flag ?? ''} ${said}`.trim());
     }
     return withMigratedDatabase(context, async ({ database }) => {
       const document = await publishDocument(database.db, publication, (context.now ?? (() => new Date()))());

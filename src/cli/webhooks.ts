@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { parseInstant } from '../domain/date-text.ts';
 import { AppError } from '../errors/app-error.ts';
 import { configuredRails } from '../rails/configured-rails.ts';
 import { deliveryAttributes, endpointAttributes } from '../resources/webhook-endpoints/serialize.ts';
@@ -88,10 +89,10 @@ function idFlag(flag: string, value: Flags[string]): string | undefined {
 
 function instant(flag: string, value: Flags[string]): Date | undefined {
   if (value === undefined) return undefined;
-  const date = new Date(String(value));
-  if (Number.isNaN(date.getTime()))
+  const date = parseInstant(String(value));
+  if (!date)
     throw new UsageError(
-      `--${flag} must be an instant such as 2026-11-26T09:00:00Z (got "${String(value)}").`,
+      `--${flag} must be an instant with its offset, on the calendar, such as 2026-11-26T09:00:00Z (got "${String(value)}").`,
     );
   return date;
 }

@@ -1,3 +1,4 @@
+import { isCalendarDay as isDayOnCalendar } from '../domain/date-text.ts';
 import { isUsState } from '../domain/us-states.ts';
 import { InputError } from '../errors/input-error.ts';
 
@@ -61,18 +62,10 @@ const MONEY_MAX = 100_000_000_000;
 const SOURCE_LENGTH_MAX = 300;
 const RULE_FIELDS = new Set(['id', 'state', 'kind', 'params', 'effective_from', 'effective_until', 'source']);
 
+/** A day on the calendar from 2000 to 2100: the years a rule of today's statutes can be about. */
 export function isCalendarDay(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
   return (
-    year >= 2000 &&
-    year <= 2100 &&
-    date.getUTCFullYear() === year &&
-    date.getUTCMonth() === month - 1 &&
-    date.getUTCDate() === day
+    typeof value === 'string' && isDayOnCalendar(value) && value >= '2000-01-01' && value <= '2100-12-31'
   );
 }
 

@@ -1,3 +1,4 @@
+import { parseInstant } from '../domain/date-text.ts';
 import { isUsState } from '../domain/us-states.ts';
 import { InputError } from '../errors/input-error.ts';
 
@@ -47,11 +48,14 @@ export function checkPublication(input: Record<string, unknown>): Publication {
     throw new InputError(`body must be the document's text, 1 to ${BODY_MAX} characters.`, { field: 'body' });
   let effectiveFrom: Date | undefined;
   if (from !== undefined && from !== null) {
-    effectiveFrom = typeof from === 'string' ? new Date(from) : new Date(Number.NaN);
-    if (Number.isNaN(effectiveFrom.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(from as string))
-      throw new InputError('effective_from must be an instant such as 2026-04-01T00:00:00Z.', {
-        field: 'effective_from',
-      });
+    // With its offset: a bare day or time would leave the zone to guess, and Date to take the server's.
+    effectiveFrom = parseInstant(from);
+    if (!effectiveFrom)
+      throw new InputError(
+        'effective_from must be an instant with its offset, such as 2026-04-01T00:00:00Z, on the calendar and from year 0001 ' +
+          `to 9999 (got ${JSON.stringify(String(from).slice(0, 40))}).`,
+        { field: 'effective_from' },
+      );
   }
   return { state: (state as string | null | undefined) ?? null, title: title.trim(), body, effectiveFrom };
 }

@@ -1,3 +1,4 @@
+import { isCalendarDay } from '../domain/date-text.ts';
 import { InputError } from '../errors/input-error.ts';
 
 /**
@@ -209,14 +210,6 @@ export function isCurrency(value: string): boolean {
   return /^[A-Z]{3}$/.test(value) && currencies.has(value);
 }
 
-function isCalendarDate(value: string): boolean {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
-
 function shown(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
@@ -243,7 +236,7 @@ export function checkPolicyValue<K extends PolicyKey>(key: K, value: unknown): O
       const year = typeof value === 'string' ? Number(value.slice(0, 4)) : Number.NaN;
       if (
         typeof value !== 'string' ||
-        !isCalendarDate(value) ||
+        !isCalendarDay(value) ||
         year < ANCHOR_YEARS.min ||
         year > ANCHOR_YEARS.max
       ) {

@@ -1,3 +1,5 @@
+import { parseInstant } from '../domain/date-text.ts';
+import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
 
 /** Comparison operators of `filter[field__op]` query parameters; no suffix means equality. */
@@ -22,18 +24,7 @@ export interface Filter {
 const FILTER_KEY = /^filter\[([^\]]*)\]$/;
 const OPERATOR_SUFFIX = /^(.+?)__(gt|gte|lt)$/;
 
-import { isUuid } from '../domain/uuid.ts';
-
-// ISO 8601 with a time and an offset; a bare date is also taken (that day's UTC midnight).
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 const VALUE_LENGTH_MAX = 256;
-/**
- * The instants a date-time filter takes: years 0001 to 9999 in UTC. PostgreSQL stores 4713 BC to 294276 AD and
- * JavaScript ±275760 years, but neither writes the other's extremes (year 0, six-digit years), and no record here
- * is dated outside these years.
- */
-export const DATE_TIME_MIN = new Date('0001-01-01T00:00:00.000Z');
-export const DATE_TIME_MAX = new Date('9999-12-31T23:59:59.999Z');
 
 /** The field's spec; only the spec's own fields count (`constructor`, `__proto__` and the like are none). */
 function fieldSpecOf(spec: FilterSpec, field: string): FilterFieldSpec | undefined {
@@ -97,11 +88,13 @@ function parseValue(key: string, raw: string, type: FilterValueType): string | D
     return raw.toLowerCase();
   }
   if (type === 'date-time') {
-    const date = new Date(raw);
-    if (!DATE_TIME.test(raw) || Number.isNaN(date.getTime()))
-      throw fail('an ISO 8601 date-time with an offset');
-    if (date < DATE_TIME_MIN || date > DATE_TIME_MAX)
-      throw fail('an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z');
+    // No bare date: which day's midnight it meant, in what zone, is the client's to say.
+    const date = parseInstant(raw);
+    if (!date)
+      throw fail(
+        'an ISO 8601 date-time with an offset, such as 2026-03-20T14:00:00Z, on the calendar and from ' +
+          '0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z',
+      );
     return date;
   }
   if (typeof type === 'object') {

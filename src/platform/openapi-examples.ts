@@ -1151,7 +1151,8 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
       errors: {
         '400': error(
           'INVALID_FILTER_VALUE',
-          'filter[submitted_at__gt] must be an ISO 8601 date-time with an offset.',
+          'filter[submitted_at__gt] must be an ISO 8601 date-time with an offset, such as 2026-03-20T14:00:00Z, on ' +
+            'the calendar and from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z.',
           { parameter: 'filter[submitted_at__gt]' },
         ),
       },

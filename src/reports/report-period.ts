@@ -1,4 +1,5 @@
 import { addDays } from '../domain/calendar.ts';
+import { isCalendarDay } from '../domain/date-text.ts';
 import { InputError } from '../errors/input-error.ts';
 
 /**
@@ -27,14 +28,6 @@ export interface PeriodInput {
 }
 
 export const REPORT_YEARS = { min: 2000, max: 2100 } as const;
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-function isDay(text: string): boolean {
-  const match = DAY.exec(text);
-  if (!match) return false;
-  const date = new Date(`${text}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text;
-}
 
 function wholeIn(field: string, text: string, min: number, max: number): number {
   if (!/^\d{1,4}$/.test(text) || Number(text) < min || Number(text) > max)
@@ -72,7 +65,7 @@ export function readPeriod(input: PeriodInput): ReportPeriod {
     ] as const) {
       if (value === undefined)
         throw new InputError(`${field} is required with ${field === 'from' ? 'to' : 'from'}.`, { field });
-      if (!isDay(value))
+      if (!isCalendarDay(value))
         throw new InputError(`${field} must be a calendar day YYYY-MM-DD (got "${value.slice(0, 20)}").`, {
           field,
         });

@@ -1,3 +1,4 @@
+import { parseInstant } from '../domain/date-text.ts';
 import { InputError } from '../errors/input-error.ts';
 
 /** The longest one advance walks: a year and a day covers any pay calendar's whole cycle. */
@@ -44,29 +45,15 @@ function daysOf(value: unknown, label: FieldLabel): number {
   return days;
 }
 
-const INSTANT = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2})(:\d{2})?)?(Z|[+-]\d{2}:\d{2})?$/;
-
 function instantOf(value: unknown, label: FieldLabel): Date {
-  const text = typeof value === 'string' ? value : '';
-  const match = INSTANT.exec(text);
-  const [, day, time, seconds, zone] = match ?? [];
-  const midnight = day ? new Date(`${day}T00:00:00Z`) : undefined;
-  const instant = day ? new Date(`${day}T${time ?? '00:00'}${seconds ?? ':00'}${zone ?? 'Z'}`) : undefined;
-  // Date rolls 30 February over into March: the day must read back as written.
-  const real =
-    midnight !== undefined &&
-    !Number.isNaN(midnight.getTime()) &&
-    midnight.toISOString().startsWith(day!) &&
-    instant !== undefined &&
-    !Number.isNaN(instant.getTime()) &&
-    (time === undefined || /^([01]\d|2[0-3]):[0-5]\d$/.test(time));
-  if (!real)
+  const instant = parseInstant(value, { bareDay: true, utcWithoutOffset: true });
+  if (!instant)
     throw new InputError(
       `${label('to')} must be a date, YYYY-MM-DD, or a time, YYYY-MM-DDTHH:MM (UTC unless an offset such as ` +
         `-05:00 follows) (got ${JSON.stringify(String(value).slice(0, 40))}).`,
       { field: 'to' },
     );
-  return instant!;
+  return instant;
 }
 
 /**

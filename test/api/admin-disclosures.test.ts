@@ -80,6 +80,38 @@ test('bad input on /admin/disclosures is 400 naming the field, never 500; an unk
   assert.equal(unknown.statusCode, 404);
 });
 
+test('an effective_from not on the calendar, of year 0 or without an offset is 400 naming it, and nothing is written', async (t) => {
+  const { call } = await operatorApp(t);
+  const before = (await call('GET', '/admin/disclosures')).json().data.length;
+  // Date would store 2026-03-02, 2026-05-01 and 1 BC; a time without an offset would be in the server's zone.
+  for (const from of [
+    '2026-02-30T00:00:00Z',
+    '2026-04-31',
+    '2026-04-30',
+    '0000-01-01T00:00:00Z',
+    '2026-04-01T00:00:00',
+    '2026-04-01T24:00:00Z',
+    '10000-01-01T00:00:00Z',
+  ]) {
+    const response = await call(
+      'POST',
+      '/admin/disclosures',
+      publication({ state: 'WY', title: 'T', body: 'x', effective_from: from }),
+    );
+    assert.equal(response.statusCode, 400, `${from}: ${response.body}`);
+    assert.equal(firstError(response).code, 'INVALID_PARAMETERS', from);
+    assert.equal(firstError(response).source?.pointer, '/data/attributes/effective_from', from);
+  }
+  assert.equal((await call('GET', '/admin/disclosures')).json().data.length, before, 'nothing was written');
+  const leap = await call(
+    'POST',
+    '/admin/disclosures',
+    publication({ state: 'WY', title: 'T', body: 'x', effective_from: '2028-02-29T00:00:00-05:00' }),
+  );
+  assert.equal(leap.statusCode, 201, leap.body);
+  assert.equal(leap.json().data.attributes.effective_from, '2028-02-29T05:00:00.000Z');
+});
+
 test('GET /admin/disclosures pages in the order published: page[size], links.next, a bad cursor is 400', async (t) => {
   const { call } = await operatorApp(t);
   // The tests of this file share one database: count what was there before.

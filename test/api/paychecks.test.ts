@@ -238,7 +238,10 @@ test('each filter alone, combined, and the deprecated free-form filter', async (
     march,
   ]);
   assert.deepEqual(await list(filter('pay_period_ends_at__lt', '2026-02-01T05:00:00Z')), [january]);
-  assert.deepEqual(await list(filter('pay_period_starts_at__gte', '2026-03-01')), [monthlyMarch, march]);
+  assert.deepEqual(await list(filter('pay_period_starts_at__gte', '2026-03-01T00:00:00Z')), [
+    monthlyMarch,
+    march,
+  ]);
   assert.deepEqual(
     await list(filter('pay_period_starts_at__lt', '2026-02-01T00:00:00-05:00')),
     [january, lateJanuary],
@@ -303,6 +306,23 @@ test('bad filters are 400 with the parameter named', async (t) => {
       'filter[pay_period_ends_at__gte]',
     ],
     ['filter[pay_period_starts_at__lt]=', 'INVALID_FILTER_VALUE', 'filter[pay_period_starts_at__lt]'],
+    // Date would read these as 2 March, 1 May and 1 December; a bare date has no offset.
+    [
+      'filter[pay_period_ends_at__gte]=2026-02-30T00:00:00Z',
+      'INVALID_FILTER_VALUE',
+      'filter[pay_period_ends_at__gte]',
+    ],
+    [
+      'filter[pay_period_starts_at__lt]=2026-04-31T00:00:00Z',
+      'INVALID_FILTER_VALUE',
+      'filter[pay_period_starts_at__lt]',
+    ],
+    [
+      'filter[deposit_expected_at__gte]=2026-11-31',
+      'INVALID_FILTER_VALUE',
+      'filter[deposit_expected_at__gte]',
+    ],
+    ['filter[pay_period_ends_at__gte]=2026-11-22', 'INVALID_FILTER_VALUE', 'filter[pay_period_ends_at__gte]'],
     [
       'filter[pay_period_starts_at]=2026-03-01T05:00:00Z',
       'INVALID_FIELD_OPERATION',

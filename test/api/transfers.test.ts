@@ -282,6 +282,35 @@ test('filter[submitted_at__gt] lists the transfers submitted after an instant', 
   assert.equal(bad.statusCode, 400, bad.body);
 });
 
+test('filter[submitted_at__gt] refuses a day not on the calendar and a bare date instead of moving to another day', async (t) => {
+  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
+  const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
+  const after = (instant: string) =>
+    worker.api.get(`/rest/transfers?filter[submitted_at__gt]=${encodeURIComponent(instant)}`);
+  // Date reads 2026-02-30 as 2 March and 2026-11-31 as 1 December; a bare date has no offset, as the message says.
+  for (const value of [
+    '2026-02-30T00:00:00Z',
+    '2026-11-31T00:00:00Z',
+    '2027-02-29T00:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-03-01T24:00:00Z',
+    '2026-03-01T23:59:60Z',
+    '2026-11-22',
+    '2026-11-22T00:00:00',
+  ]) {
+    const response = await after(value);
+    assert.equal(response.statusCode, 400, `${value}: ${response.body}`);
+    assert.equal(firstError(response).code, 'INVALID_FILTER_VALUE', value);
+    assert.equal(firstError(response).source?.parameter, 'filter[submitted_at__gt]', value);
+  }
+  for (const value of [
+    '2028-02-29T00:00:00Z',
+    '2026-11-30T23:59:59.123456+05:30',
+    '2026-11-30T00:00:00-0500',
+  ])
+    assert.equal((await after(value)).statusCode, 200, value);
+});
+
 test("another person's transfer and a malformed id are 404; a client token is 403", async (t) => {
   const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
   const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });

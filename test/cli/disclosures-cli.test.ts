@@ -70,6 +70,10 @@ test('exit codes: 2 for a value refused on its face (nothing written), 1 for a t
     ['disclosures', 'publish', '--title', 'T', '--file', join(tmpdir(), 'no-such-file-ewa.txt')],
     ['disclosures', 'publish', '--file', file],
     ['disclosures', 'publish', '--title', 'T', '--file', file, '--from', 'tomorrow'],
+    // Date would make these 2 March and 1 BC.
+    ['disclosures', 'publish', '--title', 'T', '--file', file, '--from', '2026-02-30'],
+    ['disclosures', 'publish', '--title', 'T', '--file', file, '--from', '2026-02-30T00:00:00Z'],
+    ['disclosures', 'publish', '--title', 'T', '--file', file, '--from', '0000-01-01T00:00:00Z'],
     ['disclosures', 'publish', '--title', 'T', '--file', bodyFile(t, '   ')],
     ['disclosures', 'list', '--state', 'utah'],
     ['transfers', 'disclosure', 'not-a-uuid'],
@@ -77,6 +81,7 @@ test('exit codes: 2 for a value refused on its face (nothing written), 1 for a t
   ]) {
     const run = await ewa(env, ...argv);
     assert.equal(run.code, 2, `${argv.join(' ')}: ${run.stdout}${run.stderr}`);
+    if (argv.includes('--from')) assert.match(run.stderr, /: --from must be an instant/, argv.join(' '));
   }
   const after = await ewa(env, 'disclosures', 'list', '--json');
   assert.equal((after.json() as unknown[]).length, 2, 'nothing was written');

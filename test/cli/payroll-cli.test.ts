@@ -212,6 +212,11 @@ test('payroll run and settle refuse a malformed date or instant with exit code 2
     ['payroll', 'run', '--date', '20.02.2026'],
     ['settle', '--at', '2026-02-23'],
     ['settle', '--at', 'tomorrow'],
+    // Date would settle as of 2 March, 1 December, 1 BC.
+    ['settle', '--at', '2026-02-30T00:00:00Z'],
+    ['settle', '--at', '2026-11-31T12:00:00+01:00'],
+    ['settle', '--at', '0000-01-01T00:00:00Z'],
+    ['settle', '--at', '2026-02-28T24:00:00Z'],
   ]) {
     const run = await ewa(env, ...argv);
     assert.equal(run.code, 2, argv.join(' '));

@@ -1,3 +1,4 @@
+import { isCalendarDay } from '../../domain/date-text.ts';
 import { textProblem } from '../../domain/input-text.ts';
 import { InputError } from '../../errors/input-error.ts';
 import { parseDecimalAmount } from '../../operator/decimal-amount.ts';
@@ -128,14 +129,6 @@ class RowProblem extends Error {
 
 function shown(value: string): string {
   return JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}...` : value);
-}
-
-/** A calendar day that exists: 2026-02-30 does not. */
-function isCalendarDay(text: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
-  const [year, month, day] = text.split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** Hours such as 7.5 into hundredths (750), by string arithmetic; undefined when not of that form. */

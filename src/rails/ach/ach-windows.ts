@@ -7,6 +7,7 @@
  * at 02:00), so each has exactly one instant.
  */
 import { addDays, localDateOf, localInstant } from '../../domain/calendar.ts';
+import { isCalendarDay } from '../../domain/date-text.ts';
 
 export const ACH_WINDOW_CUTOFFS = ['10:30', '14:45', '16:45'] as const;
 
@@ -27,8 +28,7 @@ export interface AchWindow {
 }
 
 function checkedDay(day: string, name: string): void {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(typeof day === 'string' ? day : '');
-  if (!match || addDays(day, 0) !== day) throw new RangeError(`${name} must be a calendar day YYYY-MM-DD`);
+  if (!isCalendarDay(day)) throw new RangeError(`${name} must be a calendar day YYYY-MM-DD`);
 }
 
 /** The instant at which New York's wall clocks read `time` ('HH:MM') on `day`. */

@@ -12,6 +12,7 @@
  * receiving bank's identifier of the account, and changing it is not ours to do.
  */
 import { localDateOf, localTimeOf } from '../../domain/calendar.ts';
+import { isCalendarDay } from '../../domain/date-text.ts';
 import { isAbaRoutingNumber } from '../../domain/routing-number.ts';
 import {
   BLOCKING_FACTOR,
@@ -26,7 +27,6 @@ import {
 const FILE_TIME_ZONE = 'America/New_York';
 const SERVICE_CLASS_CREDITS_ONLY = '220';
 const STANDARD_ENTRY_CLASS = 'PPD';
-const DAY_FORMAT = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 // Field widths set these limits: a number that does not fit its field cannot be written.
 const AMOUNT_MINOR_MAX = 9_999_999_999; // entry amount: 10 digits
@@ -127,16 +127,7 @@ function routingNumber(value: string, field: string): string {
 }
 
 function yymmdd(day: string, field: string): string {
-  const match = DAY_FORMAT.exec(typeof day === 'string' ? day : '');
-  const [year, month, date] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
-  const parsed = new Date(Date.UTC(year, month - 1, date));
-  if (
-    !match ||
-    parsed.getUTCFullYear() !== year ||
-    parsed.getUTCMonth() !== month - 1 ||
-    parsed.getUTCDate() !== date
-  )
-    throw new NachaFormatError('must be a calendar day YYYY-MM-DD', { field });
+  if (!isCalendarDay(day)) throw new NachaFormatError('must be a calendar day YYYY-MM-DD', { field });
   return day.slice(2, 4) + day.slice(5, 7) + day.slice(8, 10);
 }
 

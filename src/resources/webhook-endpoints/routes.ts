@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { pointingAt } from '../../admin/input-errors.ts';
+import { parseInstant } from '../../domain/date-text.ts';
 import { AppError, type ErrorSource } from '../../errors/app-error.ts';
 import {
   PAGINATED,
@@ -434,8 +435,13 @@ export const webhookEndpointRoutes: FastifyPluginAsync<WebhookRoutesOptions> = a
           {
             endpointId: idOf(request),
             eventId: attributes.event_id,
-            from: attributes.from === undefined ? undefined : new Date(attributes.from),
-            to: attributes.to === undefined ? undefined : new Date(attributes.to),
+            // Not one: an Invalid Date, which the service refuses naming the field.
+            from:
+              attributes.from === undefined
+                ? undefined
+                : (parseInstant(attributes.from) ?? new Date(Number.NaN)),
+            to:
+              attributes.to === undefined ? undefined : (parseInstant(attributes.to) ?? new Date(Number.NaN)),
           },
           now(),
         ),
