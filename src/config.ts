@@ -662,6 +662,20 @@ function checkProduction(config: Config, env: Env): void {
       `EWA_RAIL=ach in production needs EWA_ACH_IMMEDIATE_DESTINATION: ${UAT_ROUTING_NUMBER} is the sandbox's test bank.`,
     );
   }
+  // Tokens, passwords and card numbers cross these addresses; and the sign-in's cookies are secure in production,
+  // which a browser never sends back over http, so every sign-in would fail.
+  const plain = (
+    [
+      ['EWA_BASE_URL', config.api.publicUrl],
+      ['EWA_AUTH_URL', config.auth.publicUrl],
+      ['EWA_PAYMENTS_URL', config.payments.publicUrl],
+    ] as const
+  ).filter(([, url]) => !url.startsWith('https://'));
+  if (plain.length > 0) {
+    throw new ConfigError(
+      `EWA_ENV=production needs https public URLs (TLS may end at a proxy in front): ${plain.map(([name, url]) => `${name} is ${url}`).join(', ')}.`,
+    );
+  }
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {

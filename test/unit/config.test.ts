@@ -217,6 +217,25 @@ test('the rail settings: an ACH identity that does not fit its file field stops 
   );
 });
 
+test('production needs https public URLs, naming each that is not', () => {
+  const production = {
+    EWA_ENV: 'production',
+    EWA_SEED_DEMO: 'false',
+    DATABASE_URL: 'postgres://db/ewa',
+    EWA_MASTER_KEY: STRONG_KEY,
+    ...PRODUCTION_RAIL_ENV,
+  };
+  assert.doesNotThrow(() => loadConfig(production));
+  assert.throws(
+    () => loadConfig({ ...production, EWA_AUTH_URL: 'http://auth.example.com', EWA_PAYMENTS_URL: '' }),
+    {
+      message:
+        'EWA_ENV=production needs https public URLs (TLS may end at a proxy in front): EWA_AUTH_URL is ' +
+        'http://auth.example.com, EWA_PAYMENTS_URL is http://localhost:8082.',
+    },
+  );
+});
+
 test("production with ACH must name its own bank, not the sandbox's", () => {
   const production = {
     EWA_ENV: 'production',

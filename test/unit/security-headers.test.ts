@@ -10,8 +10,6 @@ const PRODUCTION = {
   DATABASE_URL: 'postgres://u@db.example:5432/ewa',
   EWA_MASTER_KEY: Buffer.alloc(32, 9).toString('base64'),
   EWA_SEED_DEMO: 'false',
-  EWA_BASE_URL: 'https://api.example.com',
-  EWA_AUTH_URL: 'https://auth.example.com',
   ...PRODUCTION_RAIL_ENV,
 };
 
