@@ -147,9 +147,12 @@ const resolve: Command = {
       throw new UsageError('give --next-paycheck or --installments N, one of them.');
     let resolution: Resolution = { kind: 'NEXT_PAYCHECK' };
     if (flags.installments !== undefined) {
-      const installments = positiveInteger('installments', flags.installments, OVERPAYMENT_INSTALLMENTS_MAX);
-      if (installments < 2)
-        throw new UsageError('--installments must be 2 or more; one paycheck is --next-paycheck.');
+      const text = String(flags.installments);
+      const installments = Number(text);
+      if (!/^\d{1,2}$/.test(text) || installments < 2 || installments > OVERPAYMENT_INSTALLMENTS_MAX)
+        throw new UsageError(
+          `--installments must be a whole number from 2 to ${OVERPAYMENT_INSTALLMENTS_MAX} (got "${text}"); one paycheck is --next-paycheck.`,
+        );
       resolution = { kind: 'INSTALLMENTS', installments };
     }
     return withMigratedDatabase(context, async ({ database }) => {

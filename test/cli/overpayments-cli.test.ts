@@ -77,8 +77,12 @@ test('ewa overpayments: list, show, resolve, write off; bad input exits 2 naming
     [['list', '--after', 'nope!'], /--after: page\[after\] is not a cursor/],
     [['show', 'nope'], /the overpayment id must be a UUID/],
     [['resolve', id], /give --next-paycheck or --installments N/],
-    [['resolve', id, '--installments', '13'], /--installments must be a whole number from 1 to 12/],
-    [['resolve', id, '--installments', '1'], /one paycheck is --next-paycheck/],
+    [
+      ['resolve', id, '--installments', '13'],
+      /--installments must be a whole number from 2 to 12 \(got "13"\)/,
+    ],
+    [['resolve', id, '--installments', '1'], /from 2 to 12 \(got "1"\); one paycheck is --next-paycheck/],
+    [['resolve', id, '--installments', '2.5'], /from 2 to 12 \(got "2\.5"\)/],
   ] as const) {
     const run = await ewa(env, 'overpayments', ...argv);
     assert.equal(run.code, 2, `${argv.join(' ')}: ${run.stderr}`);
