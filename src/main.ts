@@ -7,10 +7,12 @@ enableCompileCache();
 const argv = process.argv.slice(2);
 // A reader that stops early (`ewa … | head`) closes the pipe: the rest of the output has nowhere to go, which is not
 // a failure of the command, so the process ends quietly instead of with an unhandled EPIPE stack.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
-  process.exit(process.exitCode ?? 0);
-});
+// A server's output is its log, which this does not govern.
+if (argv[0] !== 'serve')
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
 const io = { env: process.env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr };
 // While a server holds the embedded database, the command runs in it; otherwise here.
 const { forwardToServer } = await import('./cli/forward-to-server.ts');
