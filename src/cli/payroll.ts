@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { achAttention } from '../jobs/money-jobs.ts';
 import { createMoneyCore, type MoneyCore } from '../money/money-core.ts';
 import type { PayrollReport } from '../money/payroll.ts';
 import type { SettlementReport } from '../money/settlement.ts';
@@ -25,22 +26,47 @@ async function heldReasons(db: Db): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((row) => [row.reason, Number(row.n)]));
 }
 
-function add(a: SettlementReport, b: SettlementReport): SettlementReport {
+function add(a: CliSettlement, b: CliSettlement): CliSettlement {
   return {
     settled: a.settled + b.settled,
     failed: a.failed + b.failed,
     deposited: a.deposited + b.deposited,
     returned: a.returned + b.returned,
+    achReturns: a.achReturns + b.achReturns,
+    attention: [a.attention, b.attention].filter(Boolean).join('; ') || undefined,
   };
 }
 
-function settlementLines(report: SettlementReport): string[] {
+function settlementLines(report: CliSettlement): string[] {
   return [
     `  settled    ${report.settled}  advances delivered`,
     `  failed     ${report.failed}  advances the rail refused (amount and fee back in the earnings balance)`,
     `  deposited  ${report.deposited}  paychecks arrived`,
     `  returned   ${report.returned}  settled advances that came back (amount back in the earnings balance, or owed)`,
+    `  ACH returns ${report.achReturns}  entries of the bank's return files applied (advances and paychecks)`,
   ];
+}
+
+/** The settlement's figures on the wire (--json). */
+function settlementJson(report: CliSettlement) {
+  return {
+    settled: report.settled,
+    failed: report.failed,
+    deposited: report.deposited,
+    returned: report.returned,
+    ach_returns: report.achReturns,
+    ...(report.attention ? { attention: report.attention } : {}),
+  };
+}
+
+/**
+ * Said on standard error, and the command exits 1, when the return files need a person: the scheduler logs it as a
+ * job that needs attention, but a file this command read is not read again, so no one else would be told.
+ */
+function attentionCode(report: CliSettlement, stderr: NodeJS.WritableStream, command: string): number {
+  if (!report.attention) return 0;
+  writeLine(stderr, `ewa ${command}: the ACH return files need attention: ${report.attention}.`);
+  return 1;
 }
 
 function heldText(reasons: Record<string, number>): string {
@@ -94,7 +120,7 @@ const payrollRunCommand: Command = {
       const now = asOf.instant;
       // The rails and the outbox work on the instant asked for, as the scheduler would have then.
       const core = createMoneyCore(database.db, config, { now: () => now });
-      const before = settlementOf(await settleWithFiles(core, now));
+      const before = await settleWithFiles(core, now);
       let progress: ReturnType<typeof startProgress> | undefined;
       let payroll: PayrollReport;
       try {
@@ -108,13 +134,18 @@ const payrollRunCommand: Command = {
         progress?.stop();
       }
       const held = await heldReasons(core.db);
-      const settlement = add(before, settlementOf(await settleWithFiles(core, now)));
+      const settlement = add(before, await settleWithFiles(core, now));
       if (flags.json) {
         writeLine(
           context.stdout,
-          JSON.stringify({ as_of: now.toISOString(), ...payroll, held_reasons: held, ...settlement }),
+          JSON.stringify({
+            as_of: now.toISOString(),
+            ...payroll,
+            held_reasons: held,
+            ...settlementJson(settlement),
+          }),
         );
-        return 0;
+        return attentionCode(settlement, context.stderr, 'payroll run');
       }
       writeLine(
         context.stdout,
@@ -126,7 +157,7 @@ const payrollRunCommand: Command = {
           ...settlementLines(settlement),
         ].join('\n'),
       );
-      return 0;
+      return attentionCode(settlement, context.stderr, 'payroll run');
     });
   },
 };
@@ -171,17 +202,17 @@ const settleCommand: Command = {
     return withMigratedDatabase(context, async ({ config, database }) => {
       // The rails and the outbox work on the instant asked for, as the scheduler would have then.
       const core = createMoneyCore(database.db, config, { now: () => now });
-      const report = settlementOf(await settleWithFiles(core, now));
+      const report = await settleWithFiles(core, now);
       writeLine(
         context.stdout,
         flags.json
-          ? JSON.stringify({ as_of: now.toISOString(), ...report })
+          ? JSON.stringify({ as_of: now.toISOString(), ...settlementJson(report) })
           : [
               `Settlement as of ${now.toISOString()}${asOfNote(asOf, undefined)}`,
               ...settlementLines(report),
             ].join('\n'),
       );
-      return 0;
+      return attentionCode(report, context.stderr, 'settle');
     });
   },
 };
@@ -197,20 +228,27 @@ export const payrollCommands: Command[] = [payrollRunCommand, settleCommand];
 
 /**
  * What the scheduler's every-minute jobs do, once: send the outbox, exchange the ACH files (cut the windows due,
- * read the return files; nothing without EWA_RAIL=ach), then settle what the rails have finished.
+ * read the return files; nothing without EWA_RAIL=ach), then settle what the rails have finished. The settlement
+ * figures are what the rail resolved (the instructions sent before it are not counted), with the return files' own.
  */
-async function settleWithFiles(core: MoneyCore, now: Date): Promise<SettlementReport> {
+async function settleWithFiles(core: MoneyCore, now: Date): Promise<CliSettlement> {
   await core.outbox.dispatchDue(now);
-  await core.exchangeAchFiles(now);
-  return core.settle(now);
-}
-
-/** The settlement figures of a settle: what the rail resolved (the instructions sent before it are not counted). */
-function settlementOf(report: SettlementReport): SettlementReport {
+  const files = await core.exchangeAchFiles(now);
+  const report = await core.settle(now);
   return {
     settled: report.settled,
     failed: report.failed,
     deposited: report.deposited,
     returned: report.returned,
+    achReturns: files.returns ?? 0,
+    attention: achAttention(files),
   };
+}
+
+/** A settlement as the CLI tells it: the rails' outcomes, the ACH returns applied, and what needs a person. */
+interface CliSettlement extends SettlementReport {
+  /** Return entries of the ACH return files read (advances and paychecks), applied. */
+  achReturns: number;
+  /** What in the return files needs a person (refused files, unmatched returns, notifications of change). */
+  attention: string | undefined;
 }

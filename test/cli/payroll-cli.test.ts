@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -179,6 +187,7 @@ test('payroll run pays a past period once, holds a worker without a bank account
     failed: 0,
     deposited: 0,
     returned: 0,
+    ach_returns: 0,
   });
   assert.deepEqual(await inDatabase(env, ledgerTotals), totals, 'nothing is paid twice');
 
@@ -361,6 +370,7 @@ test('payroll run and settle refuse a date or instant later than now unless --al
     failed: 0,
     deposited: 0,
     returned: 0,
+    ach_returns: 0,
   });
   assert.equal((await ewaAt(NOW, env, 'payroll', 'run', '--date', '2026-03-22')).code, 2);
   assert.deepEqual(await state(), untouched, 'a run as of now finds nothing due');
@@ -474,4 +484,23 @@ test('with EWA_RAIL=ach, settle sends the outbox, cuts the ACH file due and sett
       .executeTakeFirst();
     assert.equal(transfer?.status, 'SETTLED');
   });
+  // A return file the bank sent that cannot be read: said on standard error, exit 1, since a file this command read
+  // is not read again and no one else would be told.
+  mkdirSync(join(folder, 'inbound'), { recursive: true });
+  writeFileSync(join(folder, 'inbound', 'returns-1.ach'), 'garbage line\n');
+  const refused = await ewaAt(
+    new Date('2026-11-26T12:00:00Z'),
+    env,
+    'settle',
+    '--at',
+    '2026-02-06T15:00:00Z',
+    '--json',
+  );
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.equal(
+    refused.stderr,
+    'ewa settle: the ACH return files need attention: 1 return file(s) refused (see ach_return_files.error).\n',
+  );
+  assert.equal(refused.json().attention, '1 return file(s) refused (see ach_return_files.error)');
+  assert.equal(refused.json().ach_returns, 0);
 });
