@@ -217,7 +217,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
         }),
       );
     }
-    await recordSuccess(db, { reset: [account], giveBack: [address] });
+    await recordSuccess(db, admission, { reset: [account], giveBack: [address] });
     return finish(request, reply, { login: { accountId: personId, amr: ['pwd'] } }, false);
   });
 
@@ -279,7 +279,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
         }),
       );
     }
-    await recordSuccess(db, { reset: [], giveBack: [address] });
+    await recordSuccess(db, admission, { reset: [], giveBack: [address] });
     return finish(request, reply, { login: { accountId: result.personId, amr: ['pwd'] } }, false);
   });
 

@@ -18,7 +18,10 @@ export const accountAtAddressKey = (email: string, ip: string) => `account:${ip}
 /** Every try from one address, whatever the account: a ceiling for an attacker who tries many accounts. */
 export const addressKey = (ip: string) => `address:${ip}`;
 
-export type Admission = { admitted: true } | { admitted: false; retryAfterSeconds: number };
+/** Admitted, with the count each key reached by this try (`recordSuccess` tells its own lock by it). */
+export type Admission =
+  | { admitted: true; counts: ReadonlyMap<string, number> }
+  | { admitted: false; retryAfterSeconds: number };
 
 /**
  * Counts a try on every key before its password is checked, in one transaction that holds the keys' rows
@@ -53,6 +56,7 @@ export async function admitAttempt(db: Db, keys: readonly ThrottleKey[], now: Da
       .map((row) => Math.ceil((row.locked_until!.getTime() - now.getTime()) / 1000));
     if (waits.length > 0) return { admitted: false, retryAfterSeconds: Math.max(1, ...waits) };
     const forgottenBefore = now.getTime() - FAILURES_FORGOTTEN_AFTER_SECONDS * 1000;
+    const counts = new Map<string, number>();
     for (const { key, threshold } of ordered) {
       const row = rows.find((candidate) => candidate.key === key)!;
       const updatedAt = new Date(row.updated_at);
@@ -62,8 +66,9 @@ export async function admitAttempt(db: Db, keys: readonly ThrottleKey[], now: Da
         .set({ failures: count, locked_until: lockedUntil(count, threshold, now), updated_at: now })
         .where('key', '=', key)
         .execute();
+      counts.set(key, count);
     }
-    return { admitted: true };
+    return { admitted: true, counts };
   });
 }
 
@@ -74,20 +79,26 @@ function lockedUntil(count: number, threshold: number, now: Date): Date | null {
 }
 
 /**
- * A counted try that succeeded. `reset` keys start again from nothing (the person proved the password of that
- * account); the others only get this try back, and lose a lock that only this try had brought them to.
+ * A counted try that succeeded (`admission` is its own). `reset` keys start again from nothing (the person proved
+ * the password of that account); the others only get this try back, and a success never leaves a key more locked
+ * than it was: the key was open when this try was admitted, so a lock there now is this try's own (its count
+ * still the one it reached: it goes), unless later tries were counted since and the count given back still
+ * reaches the threshold (their lock stays, unchanged). One statement per key: processes share the row.
  */
 export async function recordSuccess(
   db: Db,
+  admission: Extract<Admission, { admitted: true }>,
   outcome: { reset: readonly ThrottleKey[]; giveBack: readonly ThrottleKey[] },
 ): Promise<void> {
   const reset = outcome.reset.map(({ key }) => key);
   if (reset.length > 0) await db.deleteFrom('login_throttle').where('key', 'in', reset).execute();
   for (const { key, threshold } of outcome.giveBack) {
+    const counted = admission.counts.get(key);
+    if (counted === undefined) throw new Error(`recordSuccess: ${key} was not counted by this admission`);
     await sql`
       update login_throttle set
         failures = greatest(failures - 1, 0),
-        locked_until = case when failures - 1 >= ${threshold} then locked_until else null end
+        locked_until = case when failures > ${counted} and failures - 1 >= ${threshold} then locked_until else null end
       where key = ${key}`.execute(db);
   }
 }

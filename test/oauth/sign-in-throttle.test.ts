@@ -106,6 +106,50 @@ test('the per-address ceiling stops an address that tries many accounts; success
   assert.ok(signedIn(other), 'other addresses are not slowed');
 });
 
+test('a sign-in at the ceiling once its lock has passed gives its try back and locks no one out', async (t) => {
+  const { app, clientId, person } = await setUp(t, {
+    EWA_LOGIN_FAILURES_BEFORE_BACKOFF: '2',
+    EWA_LOGIN_FAILURES_PER_ADDRESS_BEFORE_BACKOFF: '4',
+  });
+  const address = '192.0.2.60';
+  const key = `address:${address}`;
+  const post = await signInForm(app, clientId);
+  // Four failures, one account each: the address reaches its ceiling and waits 30 s.
+  for (let i = 0; i < 4; i++) {
+    assert.equal((await post(await person(), 'wrong password', address)).response.status, 401);
+  }
+  assert.equal(
+    (await (await signInForm(app, clientId))(await person(), PASSWORD, address)).response.status,
+    429,
+  );
+  // The 30 s pass (moved into the past rather than waited for).
+  await app.database.db
+    .updateTable('login_throttle')
+    .set({ locked_until: new Date(Date.now() - 1000) })
+    .where('key', '=', key)
+    .execute();
+  const first = await (await signInForm(app, clientId))(await person(), PASSWORD, address);
+  assert.ok(signedIn(first), `the right password once the lock has passed: ${first.response.status}`);
+  const row = await app.database.db
+    .selectFrom('login_throttle')
+    .select(['failures', 'locked_until'])
+    .where('key', '=', key)
+    .executeTakeFirstOrThrow();
+  assert.equal(row.failures, 4, 'the success gave its try back');
+  assert.ok(
+    !row.locked_until || row.locked_until <= new Date(),
+    `not locked by its own try: ${row.locked_until}`,
+  );
+  const second = await (await signInForm(app, clientId))(await person(), PASSWORD, address);
+  assert.ok(signedIn(second), `another account signs in from the address next: ${second.response.status}`);
+  // Still at the ceiling: the next failure locks the address again, for the doubled backoff.
+  assert.equal((await post(await person(), 'wrong password', address)).response.status, 401);
+  const locked = await (await signInForm(app, clientId))(await person(), PASSWORD, address);
+  assert.equal(locked.response.status, 429, 'a failure at the ceiling still locks the address');
+  const retryAfter = Number(locked.response.headers.get('retry-after'));
+  assert.ok(retryAfter > 30 && retryAfter <= 60, `backoff of the fifth failure: ${retryAfter}`);
+});
+
 test('two server processes on one PostgreSQL check at most the threshold of 30 parallel guesses', async (t) => {
   if (!onPostgres) {
     t.skip('needs PostgreSQL: set DATABASE_URL (two server processes share one database)');
