@@ -123,7 +123,8 @@ test('in the sandbox, Authorize signs a demo worker in with PKCE and Try it out 
   await popup.locator('#password').fill(DEMO.password);
   await popup.getByRole('button', { name: 'Sign in' }).click();
   await popup.getByRole('button', { name: 'Allow', exact: true }).click();
-  await popup.waitForEvent('close');
+  // The popup closes once swagger-ui's redirect page has handed the code over; slow on a busy host.
+  await popup.waitForEvent('close', { timeout: 60_000 });
   await scheme.locator('button', { hasText: 'Logout' }).waitFor({ timeout: 10_000 });
   await page.locator('.modal-ux .close-modal').click();
 
