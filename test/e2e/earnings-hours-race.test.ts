@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import { csvFile } from '../helpers/cli.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type EwaProcess, spawnEwa } from '../helpers/ew-processes.ts';
-import { type MoneyWorld, openMoneyWorld } from '../helpers/money-world.ts';
+import { createWorkerRows, type MoneyWorld, openMoneyWorld } from '../helpers/money-world.ts';
 import { holdRows } from '../helpers/row-hold.ts';
 import { onPostgres } from '../helpers/test-database.ts';
 
@@ -25,49 +24,20 @@ async function waitingOnPeople(world: MoneyWorld, pid: number): Promise<number> 
   return rows[0]!.n;
 }
 
-/** An employer (default policy) with one ACTIVATED hourly job at 20.00. */
-async function hourlyJob(
-  world: MoneyWorld,
-): Promise<{ organizationId: string; personId: string; jobId: string }> {
-  const { db } = world;
-  const organizationId = randomUUID();
-  const personId = randomUUID();
-  const jobId = randomUUID();
-  await db.insertInto('organizations').values({ id: organizationId, name: 'Hours race employer' }).execute();
-  await db.insertInto('organization_policies').values({ organization_id: organizationId }).execute();
-  await db
-    .insertInto('people')
-    .values({ id: personId, email: `${personId}@people.example`, first_name: 'Robin', last_name: 'Lee' })
-    .execute();
-  await db
-    .insertInto('jobs')
-    .values({
-      id: jobId,
-      person_id: personId,
-      organization_id: organizationId,
-      external_primary_identifier: 'W-1',
-      external_employee_id: `E-${jobId.slice(0, 6)}`,
-      first_name: 'Robin',
-      last_name: 'Lee',
-      activation_status: 'ACTIVATED',
-      wage_rate_minor: 2000,
-      wage_frequency: 'HOURLY',
-    })
-    .execute();
-  return { organizationId, personId, jobId };
-}
-
 test('two imports of one job and day at once on two processes: the day never passes 24 hours', async (t: TestContext) => {
   if (!onPostgres) {
     t.skip('needs PostgreSQL: set DATABASE_URL (two ewa processes share one database)');
     return;
   }
   const world = await openMoneyWorld(t);
-  const { organizationId, personId, jobId } = await hourlyJob(world);
+  const { organizationId, personId, jobId, primaryIdentifier } = await createWorkerRows(world);
   // Two days back, backdating allowed: a day that is open whatever the period.
   const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
   const files = ['A', 'B'].map((name) =>
-    csvFile(t, `${name}.csv`, ['row_id,primary_identifier,date,hours,amount', `${name}-1,W-1,${day},16,`]),
+    csvFile(t, `${name}.csv`, [
+      'row_id,primary_identifier,date,hours,amount',
+      `${name}-1,${primaryIdentifier},${day},16,`,
+    ]),
   );
   const hold = await holdRows(world, 'select id from people where id = $1 for update', [personId]);
   // Starting a process takes longer than the default lock timeout (3 s) on a busy machine: wait for the hold.

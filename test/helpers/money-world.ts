@@ -129,24 +129,20 @@ export interface FundedWorker {
 }
 
 /**
- * A worker who may take advances, made as production makes one: the employer, person, job and earnings balance
- * in the database (the roster import's rows), the bank account and the job's default through the REST API of a
- * running process, and the shifts through the earnings recorder.
+ * The rows a roster import makes for a worker: an employer with its policy, the person (New York), an ACTIVATED
+ * hourly job at 20.00 and its earnings balance, straight into the database.
  */
-export async function createFundedWorker(
-  world: MoneyWorld,
-  apiUrl: string,
-  options: { policy?: Record<string, unknown>; grossMinor: number; now?: Date },
-): Promise<FundedWorker> {
+export async function createWorkerRows(world: MoneyWorld, policy: Record<string, unknown> = {}) {
   const { db } = world;
   const organizationId = randomUUID();
   const personId = randomUUID();
   const balanceAccountId = randomUUID();
   const jobId = randomUUID();
+  const primaryIdentifier = `P-${jobId.slice(0, 8)}`;
   await db.insertInto('organizations').values({ id: organizationId, name: 'Money e2e employer' }).execute();
   await db
     .insertInto('organization_policies')
-    .values({ organization_id: organizationId, ...options.policy })
+    .values({ organization_id: organizationId, ...policy })
     .execute();
   await db
     .insertInto('people')
@@ -175,7 +171,7 @@ export async function createFundedWorker(
       id: jobId,
       person_id: personId,
       organization_id: organizationId,
-      external_primary_identifier: `P-${jobId.slice(0, 8)}`,
+      external_primary_identifier: primaryIdentifier,
       external_employee_id: `E-${jobId.slice(0, 6)}`,
       first_name: 'Robin',
       last_name: 'Lee',
@@ -185,6 +181,20 @@ export async function createFundedWorker(
       earnings_balance_account_id: balanceAccountId,
     })
     .execute();
+  return { organizationId, personId, jobId, balanceAccountId, primaryIdentifier };
+}
+
+/**
+ * A worker who may take advances, made as production makes one: the employer, person, job and earnings balance
+ * in the database (the roster import's rows), the bank account and the job's default through the REST API of a
+ * running process, and the shifts through the earnings recorder.
+ */
+export async function createFundedWorker(
+  world: MoneyWorld,
+  apiUrl: string,
+  options: { policy?: Record<string, unknown>; grossMinor: number; now?: Date },
+): Promise<FundedWorker> {
+  const { organizationId, personId, balanceAccountId, jobId } = await createWorkerRows(world, options.policy);
   const token = await issueTokenByCli(world, personId);
   const created = await httpJson(`${apiUrl}/rest/accounts`, token, {
     method: 'POST',
