@@ -7,6 +7,7 @@ import { adminComplaintRoutes } from './complaint-routes.ts';
 import { adminComplianceRoutes } from './compliance-routes.ts';
 import { adminDisclosureRoutes } from './disclosure-routes.ts';
 import { adminEarningsRoutes } from './earnings-routes.ts';
+import { adminInvitationRoutes } from './invitation-routes.ts';
 import { adminJobRoutes } from './job-routes.ts';
 import { adminOrganizationRoutes } from './organization-routes.ts';
 import { adminOverpaymentRoutes } from './overpayment-routes.ts';
@@ -14,7 +15,7 @@ import { adminReportRoutes } from './report-routes.ts';
 import { adminSandboxRoutes } from './sandbox-routes.ts';
 
 /**
- * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import`, `ewa jobs`,
+ * The operator API on the API listener, under /admin: what `ewa orgs`, `ewa people import` and `invite`, `ewa jobs`,
  * `ewa earnings import`, `ewa sandbox`, `ewa compliance`, `ewa disclosures`, `ewa complaints`, `ewa reports` and
  * `ewa overpayments` do, for a client token with admin:operator. It speaks JSON:API like /rest;
  * only the roster and earnings uploads read text/csv, whose parser lives in this plugin alone and is bounded by the
@@ -35,6 +36,7 @@ export const adminRoutes: FastifyPluginAsync<{
   );
   await app.register(adminOrganizationRoutes, options);
   await app.register(adminJobRoutes, options);
+  await app.register(adminInvitationRoutes, options);
   await app.register(adminEarningsRoutes, options);
   await app.register(adminSandboxRoutes, options);
   await app.register(adminComplianceRoutes, options);

@@ -1,6 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import {
+  INVITATION_EMAILS_MAX,
+  INVITATION_VALID_DAYS_DEFAULT,
+  INVITATION_VALID_DAYS_MAX,
+  type IssuedInvitation,
+  issueInvitations,
+} from '../operator/invitations.ts';
+import {
   importRoster,
   ROSTER_PROBLEMS_LISTED_MAX,
   ROSTER_RECORD_CHARS_MAX,
@@ -9,11 +16,13 @@ import {
   rosterImportAttributes,
 } from '../operator/roster-import.ts';
 import { ROSTER_COLUMNS } from '../operator/roster-row.ts';
+import { csvCell } from '../reports/report-csv.ts';
 import {
   type Command,
   inputPath,
   ORGANIZATION_OPTIONS,
   organizationFlag,
+  positiveInteger,
   UsageError,
   writeLine,
 } from './command.ts';
@@ -107,4 +116,90 @@ const importCommand: Command = {
   },
 };
 
-export const peopleCommands: Command[] = [importCommand];
+const INVITATION_COLUMNS = [
+  'email',
+  'first_name',
+  'last_name',
+  'invitation_code',
+  'expires_at',
+  'replaces_password',
+] as const;
+
+function invitationRecord(invitation: IssuedInvitation) {
+  return {
+    email: invitation.email,
+    first_name: invitation.firstName,
+    last_name: invitation.lastName,
+    invitation_code: invitation.code,
+    expires_at: invitation.expiresAt.toISOString(),
+    replaces_password: invitation.replacesPassword,
+  };
+}
+
+const inviteCommand: Command = {
+  name: 'people invite',
+  summary: 'Issue one-time codes with which workers set their password (or replace a lost one)',
+  help: [
+    'Usage: ewa people invite --organization ORGANIZATION_ID [--email EMAIL ...] [--reset]',
+    '                         [--valid-for-days DAYS] [--json]',
+    '',
+    'Without --email: a code for everyone with a job at the organization who has an email on the roster, no',
+    'password and no code still valid, so running it again after each roster import invites the newcomers only.',
+    `With --email (repeat it, up to ${INVITATION_EMAILS_MAX}): a new code for each person named, which replaces any code`,
+    'they hold. --reset also gives one to a person who has a password: using it replaces that password.',
+    '',
+    'A worker types the code on the sign-up page ("Create your password") with their email and a new password.',
+    `Each code works once, until it expires (--valid-for-days, default ${INVITATION_VALID_DAYS_DEFAULT}, at most ${INVITATION_VALID_DAYS_MAX}). Only a hash is`,
+    'kept: the codes are printed here once, for you to send to each worker (by mail merge, say), and never again.',
+    '',
+    `Output: CSV with the columns ${INVITATION_COLUMNS.join(',')}; with --json, one JSON object a line.`,
+    'The count goes to standard error. Exit code 1 when a named email got no code (each is said, with why).',
+  ].join('\n'),
+  options: {
+    ...ORGANIZATION_OPTIONS,
+    email: { type: 'string', multiple: true },
+    reset: { type: 'boolean' },
+    'valid-for-days': { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(flags, _positionals, context) {
+    const organizationId = organizationFlag(flags);
+    if (!organizationId) throw new UsageError('name the organization with --organization.');
+    const emails = flags.email as string[] | undefined;
+    if (flags.reset && !emails)
+      throw new UsageError('--reset needs the people it is for, named with --email.');
+    if (emails && emails.length > INVITATION_EMAILS_MAX)
+      throw new UsageError(`name at most ${INVITATION_EMAILS_MAX} people with --email.`);
+    const validForDays =
+      flags['valid-for-days'] === undefined
+        ? INVITATION_VALID_DAYS_DEFAULT
+        : positiveInteger('valid-for-days', flags['valid-for-days'], INVITATION_VALID_DAYS_MAX);
+    return withMigratedDatabase(context, async ({ database }) => {
+      if (!flags.json) writeLine(context.stdout, INVITATION_COLUMNS.join(','));
+      const result = await issueInvitations(database.db, {
+        organizationId,
+        emails,
+        reset: flags.reset === true,
+        validForDays,
+        now: context.now?.() ?? new Date(),
+        onIssued(batch) {
+          const lines = batch.map((invitation) => {
+            const record = invitationRecord(invitation);
+            return flags.json
+              ? JSON.stringify(record)
+              : INVITATION_COLUMNS.map((column) => csvCell(String(record[column]))).join(',');
+          });
+          writeLine(context.stdout, lines.join('\n'));
+        },
+      });
+      for (const problem of result.problems) writeLine(context.stderr, `${problem.email}: ${problem.detail}`);
+      writeLine(
+        context.stderr,
+        `Invited ${result.issued} ${result.issued === 1 ? 'person' : 'people'} of ${result.organizationName} (${result.organizationId}).`,
+      );
+      return result.problems.length > 0 ? 1 : 0;
+    });
+  },
+};
+
+export const peopleCommands: Command[] = [importCommand, inviteCommand];

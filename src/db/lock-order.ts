@@ -20,7 +20,8 @@ import type { Tx } from './transaction.ts';
  *      (advances, earnings credits, payroll, settlement) and every writer of what an advance or a sign-up reads
  *      about a person: their jobs (PATCH /rest/jobs, operator activation, roster import), their accounts (DELETE
  *      /rest/accounts/{id}; adding one), their details (PATCH /rest/people, roster import), their acceptance of a
- *      disclosure (POST /rest/people/{id}/disclosure_acceptances), their password (sign-up).
+ *      disclosure (POST /rest/people/{id}/disclosure_acceptances), their password and invitation codes (sign-up,
+ *      `ewa people invite`).
  *   3. then that person's own rows the transaction changes (jobs, accounts, paychecks, transfers, and the ledger
  *      accounts of their earnings balances and paychecks, whose kept balance each posting updates: ledger/posting.ts),
  *      and the card number's advisory lock of a card being added. Jobs and accounts are locked only under their

@@ -476,6 +476,18 @@ export interface ComplaintsTable {
   closed_at: Date | null;
 }
 
+export interface InvitationsTable {
+  id: string;
+  person_id: string;
+  organization_id: string;
+  code_hash: string;
+  replaces_password: Generated<boolean>;
+  created_at: RequiredTimestamp;
+  expires_at: RequiredTimestamp;
+  used_at: Date | null;
+  revoked_at: Date | null;
+}
+
 export interface OverpaymentsTable {
   id: string;
   person_id: string;
@@ -503,6 +515,7 @@ export interface DB {
   organizations: OrganizationsTable;
   organization_policies: OrganizationPoliciesTable;
   people: PeopleTable;
+  invitations: InvitationsTable;
   accounts: AccountsTable;
   jobs: JobsTable;
   paychecks: PaychecksTable;

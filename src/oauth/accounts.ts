@@ -15,6 +15,11 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** An address as people are known by: something, @, something, without spaces. */
+export function isEmail(normalizedEmail: string): boolean {
+  return EMAIL.test(normalizedEmail);
+}
+
 /** The person whose email and password these are, or undefined; takes as long either way. */
 export async function authenticate(db: Db, email: string, password: string): Promise<string | undefined> {
   const person = EMAIL.test(normalizeEmail(email))
@@ -33,7 +38,15 @@ export async function authenticate(db: Db, email: string, password: string): Pro
 
 export type SignUpResult =
   | { personId: string }
-  | { problem: string; field: 'email' | 'employee_id' | 'password' };
+  | { problem: string; field: 'email' | 'employee_id' | 'invitation_code' | 'password' };
+
+export function passwordProblem(password: string): SignUpResult | undefined {
+  if (password.length >= PASSWORD_LENGTH_MIN && password.length <= PASSWORD_LENGTH_MAX) return undefined;
+  return {
+    problem: `Choose a password of ${PASSWORD_LENGTH_MIN} to ${PASSWORD_LENGTH_MAX} characters.`,
+    field: 'password',
+  };
+}
 
 /**
  * A worker on an employer's roster sets a password: the roster email and the employee id of one of that person's
@@ -48,12 +61,8 @@ export async function signUp(
   if (!EMAIL.test(email))
     return { problem: 'Enter the email address your employer has for you.', field: 'email' };
   if (!input.employeeId.trim()) return { problem: 'Enter your employee ID.', field: 'employee_id' };
-  if (input.password.length < PASSWORD_LENGTH_MIN || input.password.length > PASSWORD_LENGTH_MAX) {
-    return {
-      problem: `Choose a password of ${PASSWORD_LENGTH_MIN} to ${PASSWORD_LENGTH_MAX} characters.`,
-      field: 'password',
-    };
-  }
+  const badPassword = passwordProblem(input.password);
+  if (badPassword) return badPassword;
   const hash = await hashPassword(input.password);
   // The person's lock first, then the match in a statement of its own, which sees a roster change that held the
   // lock (db/lock-order.ts): a statement that waited for a row would judge the job as it was before.

@@ -5,6 +5,7 @@ import type { Db } from '../db/database.ts';
 import { authenticate, findPerson, fullName, normalizeEmail, signUp } from './accounts.ts';
 import { findClient } from './clients.ts';
 import { CSRF_COOKIE, type CsrfTokens } from './csrf.ts';
+import { signUpWithInvitation } from './invitation-sign-up.ts';
 import { accountAtAddressKey, addressKey, admitAttempt, recordSuccess } from './login-throttle.ts';
 import {
   type ClientView,
@@ -46,6 +47,8 @@ function cookieOf(request: FastifyRequest, name: string): string | undefined {
 export async function interactionRoutes(app: FastifyInstance, options: InteractionOptions): Promise<void> {
   const { provider, config, db, csrf, now } = options;
   const sandbox = config.env === 'uat';
+  // In production only the employer's one-time code proves who someone is: an employee ID is printed on pay stubs.
+  const invitationOnly = config.env === 'production';
   const addressCeiling = (ip: string) => ({
     key: addressKey(ip),
     threshold: config.oauth.loginFailuresPerAddressBeforeBackoff,
@@ -234,6 +237,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
         csrf: loaded.csrfValue,
         client: loaded.client,
         sandbox,
+        invitationOnly,
       }),
     );
   });
@@ -245,24 +249,16 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     if (!checkCsrf(request, details.uid, reply)) return reply;
     const to = urls(details.uid);
     const email = String(request.body?.email ?? '');
-    const employeeId = String(request.body?.employee_id ?? '');
-    if (config.env === 'production') {
-      return send(
-        reply,
-        403,
-        renderErrorPage({
-          title: 'Sign-up unavailable',
-          message: 'You cannot create a password here.',
-          next: 'Ask your employer for an invitation to set your password.',
-          code: 'signup_disabled',
-          requestId: request.id,
-        }),
-      );
-    }
+    const employeeId = invitationOnly ? '' : String(request.body?.employee_id ?? '');
+    const invitationCode = String(request.body?.invitation_code ?? '');
+    const password = String(request.body?.password ?? '');
     const address = addressCeiling(request.ip);
     const admission = await admitAttempt(db, [address], now());
     if (!admission.admitted) return throttled(reply, admission.retryAfterSeconds);
-    const result = await signUp(db, { email, employeeId, password: String(request.body?.password ?? '') });
+    const result =
+      invitationOnly || invitationCode.trim()
+        ? await signUpWithInvitation(db, { email, code: invitationCode, password, now: now() })
+        : await signUp(db, { email, employeeId, password });
     if ('problem' in result) {
       return send(
         reply,
@@ -273,8 +269,10 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
           csrf: csrfValue,
           client,
           sandbox,
+          invitationOnly,
           email,
           employeeId,
+          invitationCode: invitationCode.slice(0, 64),
           error: result.problem,
         }),
       );

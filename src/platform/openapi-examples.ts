@@ -421,6 +421,37 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
         '404': error('RECORD_NOT_FOUND', 'No organization 182d55a6-49a9-4e7d-abf9-85f35847c580.'),
       },
     },
+    // POST /admin/organizations/{organization_id}/invitations
+    adminIssueInvitations: {
+      request: {
+        data: { type: 'invitations', attributes: { emails: ['jordan.lee@example.com'], valid_for_days: 14 } },
+      },
+      answer: {
+        data: [
+          {
+            type: 'invitations',
+            id: '0d6f3a52-8e1b-4c7a-9f20-5b8e4d1c7a36',
+            attributes: {
+              person_id: 'e2b7c1d4-3f5a-4e8b-9c6d-7a1f2e3b4c5d',
+              email: 'jordan.lee@example.com',
+              first_name: 'Jordan',
+              last_name: 'Lee',
+              invitation_code: '7K3QM-X9D2A-0B4TR-HV6NC',
+              expires_at: '2026-03-25T15:30:00.000Z',
+              replaces_password: false,
+            },
+          },
+        ],
+      },
+      errors: {
+        '400': error(
+          'INVALID_PARAMETERS',
+          'No code was issued. sam.ortiz@example.com: no person with this email has a job at Bayside Provisions.',
+          { pointer: '/data/attributes/emails' },
+        ),
+        '404': error('RECORD_NOT_FOUND', 'No organization 182d55a6-49a9-4e7d-abf9-85f35847c580.'),
+      },
+    },
     // POST /admin/jobs/{job_id}/activate
     adminActivateJob: {
       answer: {

@@ -35,6 +35,8 @@ const DEMO_TABLES = [
   'jobs',
   'accounts',
   'card_vault',
+  // Codes issued to the demo's people: their passwords go with them.
+  'invitations',
   'people',
   'organization_policies',
   'organizations',

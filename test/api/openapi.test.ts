@@ -111,6 +111,7 @@ test('the operator API is in the document: every /admin operation with its id, t
     ['get', '/admin/organizations/{organization_id}', 'adminReadOrganization'],
     ['patch', '/admin/organizations/{organization_id}/policy', 'adminUpdateOrganizationPolicy'],
     ['post', '/admin/organizations/{organization_id}/roster', 'adminImportRoster'],
+    ['post', '/admin/organizations/{organization_id}/invitations', 'adminIssueInvitations'],
     ['post', '/admin/organizations/{organization_id}/earnings', 'adminImportEarnings'],
     ['post', '/admin/jobs/{job_id}/activate', 'adminActivateJob'],
     ['post', '/admin/jobs/{job_id}/deactivate', 'adminDeactivateJob'],

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
+import { issueInvitations } from '../../src/operator/invitations.ts';
 import { readSandboxOffsetMs } from '../../src/sandbox/sandbox-clock.ts';
 import { DEMO } from '../../src/seed/demo.ts';
 import { buildServer } from '../../src/server.ts';
@@ -168,6 +169,13 @@ test('reset: a transfer made before is gone, the demo balances are back, the clo
         .executeTakeFirstOrThrow()
     ).credits;
   const seeded = await balance();
+  // A partner tried the invitation flow: the code goes with the demo person it was for.
+  await issueInvitations(db, {
+    organizationId: DEMO.organizations.acme.id,
+    emails: ['alex.rivera@example.com'],
+    now: REAL_NOW,
+    onIssued: () => {},
+  });
   assert.equal((await call('POST', '/admin/sandbox/clock', advanceBody({ days: 3 }))).statusCode, 200);
   assert.notEqual(await balance(), seeded, 'three days of shifts');
   const reset = await call('POST', '/admin/sandbox/reset', { data: { type: 'sandbox_resets' } });
@@ -179,6 +187,7 @@ test('reset: a transfer made before is gone, the demo balances are back, the clo
   });
   assert.equal(await readSandboxOffsetMs(db), 0);
   assert.equal(Number(await balance()), Number(seeded), "the demo history made again, as of real time's now");
+  assert.deepEqual(await db.selectFrom('invitations').select('id').execute(), []);
 });
 
 test('production refuses the sandbox clock and reset: 403 FORBIDDEN, saying it is for UAT only', async (t) => {

@@ -30,6 +30,11 @@ export interface TestAppOptions {
   now?: () => Date;
   /** The payment rail instead of EWA_RAIL's. */
   rail?: ServerDeps['rail'];
+  /**
+   * Behave as production where the code asks (`config.env`), on any test database: production's configuration
+   * itself needs PostgreSQL, a master key and a bank (config.test.ts checks those).
+   */
+  asProduction?: boolean;
 }
 
 /** Older tests pass extra routes alone as the third argument. */
@@ -59,8 +64,8 @@ export async function buildTestAppOn(
   env: Record<string, string> = {},
   extras?: TestAppExtras,
 ): Promise<TestApp> {
-  const { extraApiRoutes, now, rail } = optionsOf(extras);
-  const config = loadConfig({
+  const { extraApiRoutes, now, rail, asProduction } = optionsOf(extras);
+  const loaded = loadConfig({
     EWA_BASE_URL: BASE_URL,
     EWA_LOG_LEVEL: 'info',
     EWA_SEED_DEMO: 'false',
@@ -70,6 +75,7 @@ export async function buildTestAppOn(
     ...database.env,
     ...env,
   });
+  const config: Config = asProduction ? { ...loaded, env: 'production' } : loaded;
   const logs: Record<string, unknown>[] = [];
   const logStream = new Writable({
     write(chunk, _encoding, done) {

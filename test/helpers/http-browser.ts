@@ -12,9 +12,15 @@ export interface BrowserRequest {
 export class HttpBrowser {
   readonly #cookies = new Map<string, string>();
   readonly #origin: string;
+  readonly #connectTo: string | undefined;
 
-  constructor(origin: string) {
+  /**
+   * `origin` is where the pages say they are (the issuer); `connectTo`, when given, is where the server really
+   * listens (a process whose public URL is https, reached over plain HTTP on 127.0.0.1, as behind its proxy).
+   */
+  constructor(origin: string, connectTo?: string) {
     this.#origin = origin;
+    this.#connectTo = connectTo;
   }
 
   #store(response: Response): void {
@@ -33,8 +39,11 @@ export class HttpBrowser {
   }
 
   async request(url: string, init: BrowserRequest = {}): Promise<Response> {
-    const absolute = new URL(url, this.#origin).toString();
-    const response = await fetch(absolute, {
+    const absolute = new URL(url, this.#origin);
+    const target = this.#connectTo
+      ? new URL(`${absolute.pathname}${absolute.search}`, this.#connectTo)
+      : absolute;
+    const response = await fetch(target, {
       method: init.method ?? (init.form ? 'POST' : 'GET'),
       redirect: 'manual',
       headers: {

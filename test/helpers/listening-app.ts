@@ -1,5 +1,5 @@
 import type { TestContext } from 'node:test';
-import { buildTestApp, type TestApp } from './build-test-app.ts';
+import { buildTestApp, type TestApp, type TestAppOptions } from './build-test-app.ts';
 import { freePort } from './free-port.ts';
 
 export interface ListeningApp extends TestApp {
@@ -14,13 +14,14 @@ export interface ListeningApp extends TestApp {
 export async function buildListeningApp(
   t: TestContext,
   env: Record<string, string> = {},
+  options: TestAppOptions = {},
 ): Promise<ListeningApp> {
   // A port found free can be taken by another process before we listen on it: then try two other ports.
   for (let attempt = 1; ; attempt += 1) {
     const [authPort, apiPort] = [await freePort(), await freePort()];
     const authUrl = `http://127.0.0.1:${authPort}`;
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    const app = await buildTestApp(t, { EWA_AUTH_URL: authUrl, EWA_BASE_URL: apiUrl, ...env });
+    const app = await buildTestApp(t, { EWA_AUTH_URL: authUrl, EWA_BASE_URL: apiUrl, ...env }, options);
     try {
       await app.auth.listen({ port: authPort, host: '127.0.0.1' });
       await app.api.listen({ port: apiPort, host: '127.0.0.1' });

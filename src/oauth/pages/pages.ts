@@ -35,7 +35,8 @@ ${errorBox(options.error)}
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>
-<p class="links">New here? <a href="${options.signupUrl}">Create your password</a> with the email your employer has.</p>`,
+<p class="links">New here? <a href="${options.signupUrl}">Create your password</a> with the email your employer has.</p>
+<p class="links">Lost your password? Ask your employer for a reset code, then use it to <a href="${options.signupUrl}">create a new one</a>.</p>`,
   );
 }
 
@@ -45,10 +46,22 @@ export function renderSignupPage(options: {
   csrf: string;
   client: ClientView;
   sandbox: boolean;
+  /** Production: only an invitation code proves who is signing up; elsewhere an employee ID does too. */
+  invitationOnly: boolean;
   email?: string | undefined;
   employeeId?: string | undefined;
+  invitationCode?: string | undefined;
   error?: string | undefined;
 }): string {
+  const employeeId = options.invitationOnly
+    ? ''
+    : html`<label for="employee_id">Employee ID</label>
+<input id="employee_id" name="employee_id" autocomplete="off" value="${options.employeeId ?? ''}" aria-describedby="employee-hint">
+<p class="hint" id="employee-hint">As it appears on your pay stub${options.sandbox ? ' (sandbox: see the demo workers in docs/integrators/sandbox.md)' : ''}.</p>
+`;
+  const codeHint = options.invitationOnly
+    ? 'From the invitation your employer sent you. A reset code from them replaces a password you lost.'
+    : 'If your employer sent you one: then the employee ID is not needed. A reset code replaces a lost password.';
   return page(
     'Create your password',
     html`<h1>Create your password</h1>
@@ -59,9 +72,9 @@ ${errorBox(options.error)}
 <label for="email">Work email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}"
   ${options.error ? raw('aria-describedby="form-error"') : ''} autofocus>
-<label for="employee_id">Employee ID</label>
-<input id="employee_id" name="employee_id" autocomplete="off" required value="${options.employeeId ?? ''}" aria-describedby="employee-hint">
-<p class="hint" id="employee-hint">As it appears on your pay stub${options.sandbox ? ' (sandbox: see the demo workers in docs/integrators/sandbox.md)' : ''}.</p>
+${employeeId}<label for="invitation_code">Invitation code</label>
+<input id="invitation_code" name="invitation_code" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" ${options.invitationOnly ? raw('required') : ''} value="${options.invitationCode ?? ''}" aria-describedby="invitation-hint">
+<p class="hint" id="invitation-hint">${codeHint}</p>
 <label for="password">New password</label>
 <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_LENGTH_MIN}" aria-describedby="password-hint">
 <p class="hint" id="password-hint">At least ${PASSWORD_LENGTH_MIN} characters.</p>
