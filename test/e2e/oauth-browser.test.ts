@@ -2,7 +2,7 @@
  * The sign-in pages in a real browser (Debian's Chromium driven by playwright-core): sign up then allow, with
  * the code exchanged, used, refreshed and revoked through openid-client; sign in with a wrong then a right
  * password then deny; "Not you?" on the consent page, then another person signs in; labels, focus order and Enter
- * on the login page; screenshots of the login, consent and an error page under /tmp/ewa-screens/.
+ * on the login page; a reset code replacing a lost password; screenshots of the login, consent and an error page under /tmp/ewa-screens/.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +13,8 @@ import { type TestContext, test } from 'node:test';
 import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
 import { hashPassword } from '../../src/crypto/passwords.ts';
+import { authenticate } from '../../src/oauth/accounts.ts';
+import { type IssuedInvitation, issueInvitations } from '../../src/operator/invitations.ts';
 import { useChromium } from '../helpers/chromium.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
@@ -176,6 +178,59 @@ test('sign up in the browser, allow, then exchange, use, refresh and revoke the 
   await oidc.tokenRevocation(rp, refreshed.access_token);
   await eventually(async () => (await healthWith(app, refreshed.access_token)).status === 401);
   assert.deepEqual(await healthWith(app, refreshed.access_token), { status: 401, code: 'INVALID_TOKEN' });
+});
+
+test('a reset code in the browser: a wrong code is refused with the form kept, then the code replaces the password', async (t) => {
+  const { app, personId, email, callback, rp, verifier, state, authorizationUrl } = await setUp(t, {
+    withPassword: true,
+  });
+  await giveJob(app, personId, 'E-5151');
+  const job = await app.database.db
+    .selectFrom('jobs')
+    .select('organization_id')
+    .where('person_id', '=', personId)
+    .executeTakeFirstOrThrow();
+  const issued: IssuedInvitation[] = [];
+  await issueInvitations(app.database.db, {
+    organizationId: job.organization_id,
+    emails: [email],
+    reset: true,
+    now: new Date(),
+    onIssued: (batch) => {
+      issued.push(...batch);
+    },
+  });
+  const page = await newPage(t);
+  await page.goto(authorizationUrl);
+  await page.getByRole('link', { name: 'create a new one' }).click();
+  await page.getByRole('heading', { name: 'Create your password' }).waitFor();
+  await page.getByLabel('Work email').fill(email);
+  await page.getByLabel('Invitation code').fill('ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ');
+  await page.getByLabel('New password').fill('a brand new password');
+  await page.getByRole('button', { name: 'Create password and continue' }).click();
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  assert.match(text(await alert.textContent()), /We could not match this email and invitation code/);
+  assert.equal(await page.getByLabel('Work email').inputValue(), email, 'the email is kept');
+  assert.equal(await page.getByLabel('Invitation code').inputValue(), 'ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ');
+  assert.equal(await page.getByLabel('New password').inputValue(), '', 'the password is not echoed back');
+
+  await page.getByLabel('Invitation code').fill(issued[0]!.code.toLowerCase().replaceAll('-', ' '));
+  await page.getByLabel('New password').fill('a brand new password');
+  await page.getByRole('button', { name: 'Create password and continue' }).click();
+  await expectConsentPage(page);
+  const returned = await decide(page, 'Allow', callback.hits);
+  const tokens = await oidc.authorizationCodeGrant(rp, returned, {
+    pkceCodeVerifier: verifier,
+    expectedState: state,
+  });
+  assert.equal(tokens.claims()?.sub, personId);
+  assert.equal(
+    await authenticate(app.database.db, email, PASSWORD),
+    undefined,
+    'the lost password is replaced',
+  );
+  assert.equal(await authenticate(app.database.db, email, 'a brand new password'), personId);
 });
 
 test('sign in with a wrong then the right password, then deny', async (t) => {
