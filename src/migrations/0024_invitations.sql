@@ -16,4 +16,3 @@ CREATE TABLE invitations (
 -- A person has at most one code that can still be used: a new one revokes the old in the same transaction.
 CREATE UNIQUE INDEX invitations_open_per_person ON invitations (person_id)
   WHERE used_at IS NULL AND revoked_at IS NULL;
-CREATE INDEX invitations_organization_idx ON invitations (organization_id, created_at);

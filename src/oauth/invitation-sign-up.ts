@@ -7,6 +7,7 @@ import { hashPassword } from '../crypto/passwords.ts';
 import type { Db } from '../db/database.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { isEmail, normalizeEmail, passwordProblem, type SignUpResult } from './accounts.ts';
+import { endSignIns } from './person-sign-ins.ts';
 
 const USED =
   'This invitation code has been used. Sign in with the password set with it, or ask your employer for a new code.';
@@ -19,7 +20,8 @@ const NO_MATCH: SignUpResult = {
 /**
  * A person sets their password with the one-time code their employer issued (operator/invitations.ts), or replaces
  * it with a reset code. Until the email and the code match, the answer is the same whatever did not match; past
- * that, whoever holds the code is told plainly why it cannot be used.
+ * that, whoever holds the code is told plainly why it cannot be used. A reset code ends every sign-in made with the
+ * password it replaces.
  */
 export async function signUpWithInvitation(
   db: Db,
@@ -86,6 +88,7 @@ export async function signUpWithInvitation(
       .set({ password_hash: hash, updated_at: input.now })
       .where('id', '=', person.id)
       .execute();
+    if (invitation.password_hash) await endSignIns(tx, person.id, input.now);
     return { personId: person.id };
   });
 }

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
+import { sql } from 'kysely';
 import { hashPassword } from '../../src/crypto/passwords.ts';
 import { authenticate } from '../../src/oauth/accounts.ts';
 import { type IssuedInvitation, issueInvitations } from '../../src/operator/invitations.ts';
 import type { TestAppOptions } from '../helpers/build-test-app.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { createOrganization, createWorker } from '../helpers/factories.ts';
 import { authorizationUrl, formAction, HttpBrowser, hiddenField } from '../helpers/http-browser.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
-import { createTestClient } from '../helpers/tokens.ts';
+import { createTestClient, userToken } from '../helpers/tokens.ts';
 
 const REDIRECT = 'https://partner.example/callback';
 const PASSWORD = 'correct horse battery';
@@ -18,7 +20,7 @@ const PRODUCTION_ISSUER = 'https://auth.ewa.test';
 async function setup(t: TestContext, options: TestAppOptions = {}) {
   const app = await buildListeningApp(
     t,
-    options.asProduction ? { EWA_AUTH_URL: PRODUCTION_ISSUER } : {},
+    { EWA_REVOCATION_POLL_MS: '100', ...(options.asProduction ? { EWA_AUTH_URL: PRODUCTION_ISSUER } : {}) },
     options,
   );
   const browser = () =>
@@ -201,14 +203,29 @@ test('a code is refused, saying why only once the email and the code match, and 
   assert.ok(allowed(used), used.body.slice(0, 400));
 });
 
-test('a reset code replaces a lost password: the old one stops working, the new one signs in', async (t) => {
-  const { app, worker, invite, signUpPage } = await setup(t, { asProduction: true });
-  const person = await worker();
-  await app.database.db
-    .updateTable('people')
-    .set({ password_hash: await hashPassword('the forgotten one') })
-    .where('id', '=', person.personId)
-    .execute();
+test('a reset code replaces a lost password and ends every sign-in made with it; others keep theirs', async (t) => {
+  const { app, worker, invite, signUpPage } = await setup(t);
+  const [person, other] = [await worker(), await worker()];
+  for (const someone of [person, other])
+    await app.database.db
+      .updateTable('people')
+      .set({ password_hash: await hashPassword('the forgotten one') })
+      .where('id', '=', someone.personId)
+      .execute();
+  const scopes = ['user:read'];
+  const [before, others] = [
+    await userToken(app, person.personId, scopes),
+    await userToken(app, other.personId, scopes),
+  ];
+  const status = async (token: string, personId: string) =>
+    (
+      await app.api.inject({
+        url: `/rest/people/${personId}`,
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).statusCode;
+  assert.equal(await status(before, person.personId), 200);
+
   const [reset] = await invite([person.email], { reset: true });
   assert.equal(reset!.replacesPassword, true);
   const answer = await (await signUpPage()).submit({
@@ -219,6 +236,16 @@ test('a reset code replaces a lost password: the old one stops working, the new 
   assert.ok(allowed(answer), answer.body.slice(0, 400));
   assert.equal(await authenticate(app.database.db, person.email, 'the forgotten one'), undefined);
   assert.equal(await authenticate(app.database.db, person.email, PASSWORD), person.personId);
+  await eventually(async () => (await status(before, person.personId)) === 401);
+  assert.equal(await status(before, person.personId), 401, 'a token of the old password is refused');
+  assert.equal(await status(others, other.personId), 200, "another person's token stands");
+  const grants = await app.database.db
+    .selectFrom('oauth_payloads')
+    .select('id')
+    .where('model', '=', 'Grant')
+    .where(sql<string>`payload->>'accountId'`, '=', person.personId)
+    .execute();
+  assert.deepEqual(grants, [], 'the grant of the old sign-in is gone');
 });
 
 test('the sign-in page says where a lost password is replaced', async (t) => {
