@@ -135,7 +135,8 @@ export async function issueInvitations(db: Db, input: InvitationInput): Promise<
         } else if (person.password_hash && !input.reset) {
           result.problems.push({
             email,
-            detail: 'has a password already; a reset code (reset) replaces it if they lost it.',
+            detail:
+              'has a password already; if they lost it, a reset code replaces it (--reset; "reset": true in the admin API).',
           });
         } else chosen.push(person);
       }
@@ -147,7 +148,7 @@ export async function issueInvitations(db: Db, input: InvitationInput): Promise<
       }
       return issue(tx, chosen);
     });
-    await input.onIssued(batch);
+    if (batch.length) await input.onIssued(batch);
     result.issued = batch.length;
     return result;
   }
