@@ -6,6 +6,7 @@ import {
   INVITATION_VALID_DAYS_DEFAULT,
   INVITATION_VALID_DAYS_MAX,
   type IssuedInvitation,
+  invitationAttributes,
   issueInvitations,
 } from '../operator/invitations.ts';
 import { ResourceIdParam } from '../platform/resource-schemas.ts';
@@ -56,15 +57,7 @@ const InvitationResource = Type.Object({
 const resource = (invitation: IssuedInvitation) => ({
   type: 'invitations' as const,
   id: invitation.id,
-  attributes: {
-    person_id: invitation.personId,
-    email: invitation.email,
-    first_name: invitation.firstName,
-    last_name: invitation.lastName,
-    invitation_code: invitation.code,
-    expires_at: invitation.expiresAt.toISOString(),
-    replaces_password: invitation.replacesPassword,
-  },
+  attributes: invitationAttributes(invitation),
 });
 
 /** What `ewa people invite --email` does: one-time codes for named people of an employer's roster. */

@@ -4,7 +4,7 @@ import {
   INVITATION_EMAILS_MAX,
   INVITATION_VALID_DAYS_DEFAULT,
   INVITATION_VALID_DAYS_MAX,
-  type IssuedInvitation,
+  invitationAttributes,
   issueInvitations,
 } from '../operator/invitations.ts';
 import {
@@ -125,17 +125,6 @@ const INVITATION_COLUMNS = [
   'replaces_password',
 ] as const;
 
-function invitationRecord(invitation: IssuedInvitation) {
-  return {
-    email: invitation.email,
-    first_name: invitation.firstName,
-    last_name: invitation.lastName,
-    invitation_code: invitation.code,
-    expires_at: invitation.expiresAt.toISOString(),
-    replaces_password: invitation.replacesPassword,
-  };
-}
-
 const inviteCommand: Command = {
   name: 'people invite',
   summary: 'Issue one-time codes with which workers set their password (or replace a lost one)',
@@ -152,7 +141,7 @@ const inviteCommand: Command = {
     `Each code works once, until it expires (--valid-for-days, default ${INVITATION_VALID_DAYS_DEFAULT}, at most ${INVITATION_VALID_DAYS_MAX}). Only a hash is`,
     'kept: the codes are printed here once, for you to send to each worker (by mail merge, say), and never again.',
     '',
-    `Output: CSV with the columns ${INVITATION_COLUMNS.join(',')}; with --json, one JSON object a line.`,
+    `Output: CSV with the columns ${INVITATION_COLUMNS.join(',')}; with --json, one JSON object a line, with person_id too.`,
     'The count goes to standard error. Exit code 1 when a named email got no code (each is said, with why).',
   ].join('\n'),
   options: {
@@ -184,7 +173,7 @@ const inviteCommand: Command = {
         now: context.now?.() ?? new Date(),
         onIssued(batch) {
           const lines = batch.map((invitation) => {
-            const record = invitationRecord(invitation);
+            const record = invitationAttributes(invitation);
             return flags.json
               ? JSON.stringify(record)
               : INVITATION_COLUMNS.map((column) => csvCell(String(record[column]))).join(',');

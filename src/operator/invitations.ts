@@ -32,6 +32,19 @@ export interface IssuedInvitation {
   replacesPassword: boolean;
 }
 
+/** An invitation as the admin API and `ewa people invite --json` show it. */
+export function invitationAttributes(invitation: IssuedInvitation) {
+  return {
+    person_id: invitation.personId,
+    email: invitation.email,
+    first_name: invitation.firstName,
+    last_name: invitation.lastName,
+    invitation_code: invitation.code,
+    expires_at: invitation.expiresAt.toISOString(),
+    replaces_password: invitation.replacesPassword,
+  };
+}
+
 export interface InvitationProblem {
   email: string;
   detail: string;

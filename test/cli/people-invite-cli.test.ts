@@ -91,6 +91,7 @@ test('people invite: a code for each worker without a password, once; running ag
     .map((line) => JSON.parse(line));
   assert.equal(lines.length, 3);
   assert.deepEqual(Object.keys(lines[0]), [
+    'person_id',
     'email',
     'first_name',
     'last_name',
