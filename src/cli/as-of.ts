@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { localDateOf } from '../domain/calendar.ts';
+import { localDateOf, localInstant } from '../domain/calendar.ts';
 import { isCalendarDay, parseInstant } from '../domain/date-text.ts';
+import { ACH_TIME_ZONE } from '../rails/ach/ach-windows.ts';
 import { UsageError } from './command.ts';
 
 /**
@@ -24,6 +25,19 @@ export function endOfDay(text: unknown): Date {
   if (!isCalendarDay(day)) throw new UsageError(`--date must be a calendar day, YYYY-MM-DD (got "${day}").`);
   return new Date(`${day}T23:59:59.999Z`);
 }
+
+/**
+ * The morning of `day` a run still to come acts as of: 10:00 in New York. By then the day has begun in every time zone
+ * (UTC−12 last, at 08:00 New York at the latest), so every pay period that ended the day before is closed, and the
+ * rails have delivered the morning's credits (ACH at 08:30, the sandbox at 09:00); it is before the day's first ACH
+ * cut-off (10:30), so the payouts go in that day's first window and take their effective date from it, as they do
+ * when the scheduler pays on that morning. The end of the day would put them after its last window.
+ */
+export function businessMorningOf(day: string): Date {
+  return localInstant(day, PAYDAY_MORNING, ACH_TIME_ZONE);
+}
+
+const PAYDAY_MORNING = '10:00';
 
 /** `--at`: an ISO 8601 instant with its offset; a bare date or time would leave the zone to guess. */
 export function instantOf(text: unknown): Date {
@@ -49,17 +63,22 @@ export async function latestToday(db: Db, now: Date): Promise<string> {
 }
 
 /**
- * `--date` of `ewa payroll run`: the end of that day in UTC when it has passed; now when the day is today somewhere
- * (UTC or an organization's zone) and its end is still to come; refused when the day is later than that, unless
- * `allowFuture`, which takes the end of the day as it is.
+ * `--date` of `ewa payroll run`: the end of that day in UTC when it has passed (a catch-up sees all that was due
+ * that day); now when the day is today somewhere (UTC or an organization's zone) and its end is still to come;
+ * refused when the day is later than that, unless `allowFuture`, which takes the day's morning
+ * (`businessMorningOf`), or now once that morning has passed.
  */
 export function payrollAsOf(day: string, end: Date, now: Date, today: string, allowFuture: boolean): AsOf {
   if (end.getTime() <= now.getTime()) return { instant: end, future: false, clamped: false };
-  if (allowFuture) return { instant: end, future: true, clamped: false };
+  if (allowFuture) {
+    const morning = businessMorningOf(day);
+    if (morning.getTime() > now.getTime()) return { instant: morning, future: true, clamped: false };
+    return { instant: now, future: false, clamped: true };
+  }
   if (day <= today) return { instant: now, future: false, clamped: true };
   throw new UsageError(
     `--date ${day} is in the future: today is ${today} at the latest (in UTC and in every organization's time zone). ` +
-      'A run as of a later day closes now, for good, every pay period that ends by the end of that day (in UTC): ' +
+      'A run as of a later day closes now, for good, every pay period that ends by 10:00 New York time that day: ' +
       'its paychecks are paid out, its earnings balances go to zero and later earnings of it are refused. Give ' +
       '--allow-future as well to do that; nothing was done.',
   );

@@ -319,7 +319,7 @@ test('payroll run and settle refuse a date or instant later than now unless --al
   for (const [argv, message] of [
     [
       ['payroll', 'run', '--date', '2026-03-30'],
-      /^ewa payroll run: --date 2026-03-30 is in the future: today is 2026-03-20 at the latest .*closes now, for good, every pay period that ends by the end of that day.*Give --allow-future as well/,
+      /^ewa payroll run: --date 2026-03-30 is in the future: today is 2026-03-20 at the latest .*closes now, for good, every pay period that ends by 10:00 New York time that day.*Give --allow-future as well/,
     ],
     // Tomorrow in UTC is today nowhere yet: no organization is east of New York.
     [['payroll', 'run', '--date', '2026-03-21'], /--date 2026-03-21 is in the future: today is 2026-03-20/],
@@ -391,9 +391,9 @@ test('payroll run and settle refuse a date or instant later than now unless --al
   assert.equal(payday.code, 0, payday.stderr);
   assert.match(
     payday.stderr,
-    /^--allow-future: as of 2026-03-30T23:59:59\.999Z, 10 days ahead of now: closing now, for good, every pay period/,
+    /^--allow-future: as of 2026-03-30T14:00:00\.000Z, 10 days ahead of now: closing now, for good, every pay period/,
   );
-  assert.equal(payday.json().as_of, '2026-03-30T23:59:59.999Z');
+  assert.equal(payday.json().as_of, '2026-03-30T14:00:00.000Z');
   assert.deepEqual([payday.json().closed, payday.json().paid], [1, 1]);
   const after = await state();
   assert.deepEqual([after.paycheck, after.advance, after.balance], ['IN_TRANSIT', 'SETTLED', 0]);
@@ -503,4 +503,69 @@ test('with EWA_RAIL=ach, settle sends the outbox, cuts the ACH file due and sett
   );
   assert.equal(refused.json().attention, '1 return file(s) refused (see ach_return_files.error)');
   assert.equal(refused.json().ach_returns, 0);
+});
+
+test('payroll run --date D --allow-future pays on the morning of D, in its first ACH window, as the scheduler would', async (t) => {
+  const folder = mkdtempSync(join(tmpdir(), 'ewa-cli-ach-'));
+  t.after(() => rmSync(folder, { recursive: true, force: true }));
+  const env = {
+    ...(await cliDatabaseEnv(t)),
+    EWA_RAIL: 'ach',
+    EWA_ACH_OUTBOUND_DIR: join(folder, 'outbound'),
+    EWA_ACH_INBOUND_DIR: join(folder, 'inbound'),
+  };
+  assert.equal((await ewa(env, 'migrate')).code, 0);
+  const config = loadConfig(env);
+  const worker = await inDatabase(env, async (db) => {
+    const organizationId = randomUUID();
+    await db
+      .insertInto('organizations')
+      .values({ id: organizationId, name: 'Monday Payday Employer' })
+      .execute();
+    // Pay period 2026-03-16 … 2026-03-29 (New York), paid the next day, Monday 2026-03-30.
+    await db
+      .insertInto('organization_policies')
+      .values({ organization_id: organizationId, payday_offset_days: 1 })
+      .execute();
+    const worker = await createWorker(db, organizationId, true);
+    await db
+      .updateTable('accounts')
+      .set({
+        routing_number: '021000021',
+        account_number_enc: new BankAccountSecrets(config.masterKey).sealAccountNumber(
+          worker.depositoryId!,
+          '000123456789',
+        ),
+      })
+      .where('id', '=', worker.depositoryId!)
+      .execute();
+    await createMoneyCore(db, config, { now: () => NOW }).earnings.record(
+      ['2026-03-16', '2026-03-17'].map((day) => ({
+        jobId: worker.jobId,
+        externalId: `shift-${day}`,
+        workedOn: day,
+        hoursHundredths: 800,
+        amountMinor: 16_000,
+        source: 'SHIFT' as const,
+      })),
+      NOW,
+      { backdated: 'REFUSE' },
+    );
+    return worker;
+  });
+
+  const payday = await ewaAt(NOW, env, 'payroll', 'run', '--date', '2026-03-30', '--allow-future', '--json');
+  assert.equal(payday.code, 0, payday.stderr);
+  assert.match(payday.stderr, /^--allow-future: as of 2026-03-30T14:00:00\.000Z, 10 days ahead of now/);
+  assert.equal(payday.json().as_of, '2026-03-30T14:00:00.000Z', '10:00 in New York (EDT)');
+  assert.deepEqual([payday.json().closed, payday.json().paid], [1, 1]);
+  await inDatabase(env, async (db) => {
+    const paycheck = await paycheckOf(db, worker.jobId);
+    assert.equal(paycheck.status, 'IN_TRANSIT');
+    const { rows } = await sql<{ window_id: string; effective_date: string }>`select window_id,
+        to_char(effective_date, 'YYYY-MM-DD') as effective_date
+      from ach_entries where purpose = 'PAYCHECK'`.execute(db);
+    // The end of the day would have put it in Tuesday's first window, effective Wednesday.
+    assert.deepEqual(rows, [{ window_id: '2026-03-30/1030', effective_date: '2026-03-31' }]);
+  });
 });
