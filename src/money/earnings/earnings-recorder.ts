@@ -204,14 +204,19 @@ async function hoursOfDays(
 ): Promise<Map<string, number>> {
   const keys = [...new Map(days.map((d) => [`${d.jobId}/${d.workedOn}`, d])).values()];
   if (keys.length === 0) return new Map();
-  const { rows } = await sql<{ job_id: string; worked_on: string; hours: number | string }>`select e.job_id,
+  const { rows } = await hoursOfDaysQuery(keys).execute(tx);
+  return new Map(rows.map((row) => [`${row.job_id}/${row.worked_on}`, Number(row.hours)]));
+}
+
+/** The statement of `hoursOfDays`, for its test to EXPLAIN: it must find a job's day by earnings_job_worked_on_idx. */
+export function hoursOfDaysQuery(keys: readonly { jobId: string; workedOn: string }[]) {
+  return sql<{ job_id: string; worked_on: string; hours: number | string }>`select e.job_id,
       e.worked_on::text as worked_on, sum(e.hours_hundredths) as hours
     from earnings e join unnest(${keys.map((k) => k.jobId)}::uuid[], ${keys.map((k) => k.workedOn)}::date[])
       as w(job_id, worked_on) on e.job_id = w.job_id and e.worked_on = w.worked_on
     where e.hours_hundredths is not null
       and not exists (select 1 from earnings r where r.reverses_earning_id = e.id)
-    group by e.job_id, e.worked_on`.execute(tx);
-  return new Map(rows.map((row) => [`${row.job_id}/${row.worked_on}`, Number(row.hours)]));
+    group by e.job_id, e.worked_on`;
 }
 
 /**
