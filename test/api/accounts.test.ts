@@ -5,7 +5,7 @@ import { BankAccountSecrets, context } from '../../src/crypto/bank-account-secre
 import { open } from '../../src/crypto/secret-box.ts';
 import { AccountService } from '../../src/resources/accounts/service.ts';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
-import { BASE_URL, buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
+import { BASE_URL, buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
 import {
   bankAccountBody,
   createOrganization,
@@ -14,6 +14,7 @@ import {
   restClient,
   workerToken,
 } from '../helpers/factories.ts';
+import { advanceBody, createPaidWorker, firstError, postTransfer } from '../helpers/money.ts';
 
 type Api = ReturnType<typeof restClient>;
 
@@ -534,4 +535,37 @@ test('DELETE of a default: a card beside a bank account goes; a job not ACTIVATE
   await db.updateTable('paychecks').set({ status: 'DEPOSITED' }).where('id', '=', paycheckId).execute();
   assert.equal((await aliceApi.delete(`/rest/accounts/${bank}`)).statusCode, 204);
   assert.deepEqual(await job(), { depository: null, card: null, status: 'SETUP_REQUIRED' });
+});
+
+test('the earnings balance of a job not ACTIVATED shows nothing available, as an advance from it is refused', async (t) => {
+  const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
+  const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
+  const balances = async () => {
+    const response = await worker.api.get(`/rest/accounts/${worker.balanceAccountId}`);
+    assert.equal(response.statusCode, 200, response.body);
+    const listed = (await worker.api.get('/rest/accounts')).json().data as {
+      id: string;
+      attributes: { balances: unknown };
+    }[];
+    const inList = listed.find((account) => account.id === worker.balanceAccountId)?.attributes.balances;
+    assert.deepEqual(
+      inList,
+      response.json().data.attributes.balances,
+      'the list shows what the account shows',
+    );
+    return response.json().data.attributes.balances;
+  };
+  const active = await balances();
+  assert.ok(active.available > 0, JSON.stringify(active));
+  assert.equal(active.available, active.current);
+
+  const deactivated = await worker.api.patch(`/rest/jobs/${worker.jobId}`, {
+    data: { type: 'jobs', id: worker.jobId, attributes: { activation_status: 'DEACTIVATED' } },
+  });
+  assert.equal(deactivated.statusCode, 200, deactivated.body);
+  const refused = await postTransfer(app, worker.token, advanceBody(worker));
+  assert.equal(refused.statusCode, 400, refused.body);
+  assert.equal(firstError(refused).code, 'INELIGIBLE_ORIGIN');
+  // What was earned stays current; none of it can be withdrawn.
+  assert.deepEqual(await balances(), { available: 0, current: active.current, currency: 'USD' });
 });

@@ -6,6 +6,11 @@ import type { AccountRow } from './store.ts';
 export interface AccountContext {
   balanceMinor: number | undefined;
   feeSchedule: FeeSchedule | undefined;
+  /**
+   * False for an earnings balance whose job is not ACTIVATED: an advance from it is refused (INELIGIBLE_ORIGIN), so
+   * none of its balance is available to withdraw, though all of it is still current. Undefined where not read.
+   */
+  advanceOrigin?: boolean;
 }
 
 export function accountResource(baseUrl: string, row: AccountRow, context: AccountContext) {
@@ -21,7 +26,11 @@ export function accountResource(baseUrl: string, row: AccountRow, context: Accou
       account_type: row.account_type,
       subtype: row.subtype,
       verification_status: row.verification_status,
-      balances: { available: balance, current: balance, currency },
+      balances: {
+        available: balance !== null && context.advanceOrigin === false ? 0 : balance,
+        current: balance,
+        currency,
+      },
       capabilities: { transfer_destination: transferDestinations(row.account_type, context.feeSchedule) },
       details: orderedDetails(row.details),
     },

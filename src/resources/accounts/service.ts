@@ -268,6 +268,7 @@ export class AccountService {
       context: {
         balanceMinor: row.balance_minor === null ? undefined : Number(row.balance_minor),
         feeSchedule: priced.get(row.person_id),
+        advanceOrigin: row.advance_origin,
       },
     }));
   }

@@ -72,6 +72,8 @@ export interface AccountReadRow extends AccountRow {
   balance_minor: number | string | null;
   /** The person's fee schedule (as findFeeSchedules reads it); null when they have no ACTIVATED job. */
   fee_schedule: PersonFeeScheduleRow | null;
+  /** An earnings balance whose job is ACTIVATED: the only kind an advance may come from (INELIGIBLE_ORIGIN). */
+  advance_origin: boolean;
 }
 
 export interface PersonFeeScheduleRow {
@@ -93,6 +95,10 @@ function readableAccounts(db: Kysely<DB>, caller: Caller) {
   return accountsVisibleTo(db, caller)
     .leftJoin('ledger_accounts as kept', 'kept.account_id', 'accounts.id')
     .select('kept.balance_minor')
+    .select(
+      sql<boolean>`exists (select 1 from jobs where jobs.earnings_balance_account_id = accounts.id
+        and jobs.activation_status = 'ACTIVATED')`.as('advance_origin'),
+    )
     .select(
       sql<PersonFeeScheduleRow | null>`(select jsonb_build_object('currency', policy.currency,
           'fee_card_instant_minor', policy.fee_card_instant_minor,
