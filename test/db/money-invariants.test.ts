@@ -1968,9 +1968,15 @@ async function checkBooks(run: Run): Promise<void> {
     assert.equal(response.statusCode, 200, response.body);
     const { balances } = response.json().data.attributes;
     const ledger = await ledgerBalanceOf(db, job.balanceId);
+    // A job that is not ACTIVATED cannot advance: nothing of its balance is available.
+    const activated = await db
+      .selectFrom('jobs')
+      .select('activation_status')
+      .where('earnings_balance_account_id', '=', job.balanceId)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(
       { available: balances.available, current: balances.current },
-      { available: ledger, current: ledger },
+      { available: activated.activation_status === 'ACTIVATED' ? ledger : 0, current: ledger },
       `GET /rest/accounts/${job.balanceId} shows the ledger balance`,
     );
   }
