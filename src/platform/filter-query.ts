@@ -8,11 +8,24 @@ import { AppError } from '../errors/app-error.ts';
  * only matches exactly INVALID_FIELD_OPERATION.
  */
 export type FilterExpression =
-  | { kind: 'match'; field: string; operator: 'equals' | 'contains'; value: string }
+  | {
+      kind: 'match';
+      field: string;
+      operator: 'equals' | 'contains';
+      value: string;
+      /** An exact value of a date-time field, read as an instant by the caller that checked it (readListQuery). */
+      instant?: Date;
+    }
   | { kind: 'and' | 'or'; left: FilterExpression; right: FilterExpression };
 
-/** The fields one resource can be filtered by: each field's column, and whether it takes `~` (contains). */
-export type FilterQueryFields = Readonly<Record<string, { column: string; contains: boolean }>>;
+/**
+ * The fields one resource can be filtered by: each field's column, and whether it takes `~` (contains). A date-time
+ * field names its timestamp column too: an exact match compares instants there, since the text PostgreSQL makes of
+ * a timestamp (2026-03-02 05:00:00+00) is not the ISO 8601 the API writes, and one instant has many ISO 8601 forms.
+ */
+export type FilterQueryFields = Readonly<
+  Record<string, { column: string; contains: boolean; instantColumn?: string }>
+>;
 
 export const FILTER_QUERY_LENGTH_MAX = 1_000;
 const DEPTH_MAX = 20;
@@ -151,7 +164,13 @@ function likePattern(text: string): string {
 /** The parsed filter as an SQL condition over the fields' columns; values are always bound, never spliced. */
 export function filterQuerySql(filter: FilterExpression, fields: FilterQueryFields): RawBuilder<SqlBool> {
   if (filter.kind === 'match') {
-    const column = sql.ref(fields[filter.field]!.column);
+    const field = fields[filter.field]!;
+    if (filter.operator === 'equals' && field.instantColumn !== undefined) {
+      if (!filter.instant) throw new Error(`${filter.field}:"…" was not read as an instant`);
+      // The API writes milliseconds: a row stored finer still matches the value a client read.
+      return sql<SqlBool>`date_trunc('milliseconds', ${sql.ref(field.instantColumn)}) = ${filter.instant.toISOString()}::timestamptz`;
+    }
+    const column = sql.ref(field.column);
     return filter.operator === 'equals'
       ? sql<SqlBool>`${column}::text = ${filter.value}`
       : sql<SqlBool>`${column}::text ilike ${likePattern(filter.value)}`;

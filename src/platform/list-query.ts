@@ -73,8 +73,8 @@ export function readListQuery(
 /**
  * The free-form filter with each exact value (`field:"value"`) checked as its `filter[field]` parameter's is, by
  * parseFilters itself, once the whole filter has parsed (a syntax error is told first): a bad one is
- * INVALID_FILTER_VALUE naming `filter`. A UUID is then compared in lower case, as `filter[field]` compares it; any
- * other value as sent. A `~` value is part of a value, and a field with no `filter[field]` (an account's name) is
+ * INVALID_FILTER_VALUE naming `filter`. A UUID is then compared in lower case, as `filter[field]` compares it, a
+ * date-time as the instant it names (in any offset); any other value as sent. A `~` value is part of a value, and a field with no `filter[field]` (an account's name) is
  * any text: both are left as they are.
  */
 function checkedValues(filter: FilterExpression, spec: FilterSpec): FilterExpression {
@@ -88,6 +88,7 @@ function checkedValues(filter: FilterExpression, spec: FilterSpec): FilterExpres
       { [parameter]: filter.value },
       { [filter.field]: { type: fieldSpec.type } },
     );
+    if (parsed!.value instanceof Date) return { ...filter, instant: parsed!.value };
     return fieldSpec.type === 'uuid' ? { ...filter, value: String(parsed!.value) } : filter;
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
@@ -104,12 +105,14 @@ const COMPARISONS = { gt: '>', gte: '>=', lt: '<' } as const;
 export function listQuerySql(query: ListQuery, fields: FilterQueryFields): RawBuilder<SqlBool> {
   const conditions = query.filters.map((filter) => {
     const column = fields[filter.field]?.column;
-    if (filter.operator === 'eq' || !column)
+    const value = filter.value instanceof Date ? filter.value.toISOString() : filter.value;
+    if (filter.operator === 'eq' || !column) {
+      const instant = filter.value instanceof Date ? { instant: filter.value } : {};
       return filterQuerySql(
-        { kind: 'match', field: filter.field, operator: 'equals', value: String(filter.value) },
+        { kind: 'match', field: filter.field, operator: 'equals', value, ...instant },
         fields,
       );
-    const value = filter.value instanceof Date ? filter.value.toISOString() : filter.value;
+    }
     const operator = COMPARISONS[filter.operator];
     return sql<SqlBool>`${sql.ref(column)} ${sql.raw(operator)} ${value}`;
   });

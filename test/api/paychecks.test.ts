@@ -278,6 +278,18 @@ test('each filter alone, combined, and the deprecated free-form filter', async (
     [january],
     'a timestamp matches as the API writes it',
   );
+  assert.deepEqual(
+    await list(`filter=${q('deposit_expected_at:"2026-01-23T00:00:00-05:00"')}`),
+    [january],
+    'and as the same instant in another offset',
+  );
+  assert.deepEqual(
+    await list(
+      `filter=${q('pay_period_starts_at:"2026-03-01T05:00:00Z" OR pay_period_ends_at:"2026-02-01T06:00+01:00"')}`,
+    ),
+    [lateJanuary, monthlyMarch],
+    'every date-time field compares instants',
+  );
   assert.deepEqual(await list(`filter=${q('pay_period_starts_at~"2026-03"')}`), [monthlyMarch, march]);
   assert.deepEqual(
     await list(

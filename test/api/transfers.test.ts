@@ -282,6 +282,35 @@ test('filter[submitted_at__gt] lists the transfers submitted after an instant', 
   assert.equal(bad.statusCode, 400, bad.body);
 });
 
+test('the free-form filter matches submitted_at exactly as the API writes it, and the same instant in any offset', async (t) => {
+  const { clock, app } = await movingClockApp(t, new Date(FIXED_NOW.getTime() + 250));
+  const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });
+  const first = await postTransfer(app, worker.token, advanceBody(worker, { amount: 1000 }));
+  clock.now = new Date(FIXED_NOW.getTime() + 3_600_000);
+  const second = await postTransfer(app, worker.token, advanceBody(worker, { amount: 1000 }));
+  assert.equal(second.statusCode, 200, second.body);
+  const submitted: string = first.json().data.attributes.submitted_at;
+  const ids = async (filter: string) => {
+    const response = await worker.api.get(`/rest/transfers?filter=${encodeURIComponent(filter)}`);
+    assert.equal(response.statusCode, 200, response.body);
+    return response.json().data.map((transfer: { id: string }) => transfer.id);
+  };
+  const inNewYork = `${new Date(Date.parse(submitted) - 5 * 3_600_000).toISOString().slice(0, -1)}-05:00`;
+  assert.deepEqual(await ids(`submitted_at:"${submitted}"`), [first.json().data.id]);
+  assert.deepEqual(await ids(`submitted_at:"${inNewYork}"`), [first.json().data.id], inNewYork);
+  assert.deepEqual(
+    await ids(`submitted_at:"${submitted}" OR submitted_at:"${second.json().data.attributes.submitted_at}"`),
+    [first.json().data.id, second.json().data.id],
+  );
+  assert.deepEqual(await ids(`submitted_at:"${submitted.replace('.250Z', '.251Z')}"`), []);
+  const bad = await worker.api.get(
+    `/rest/transfers?filter=${encodeURIComponent('submitted_at:"2026-03-11"')}`,
+  );
+  assert.equal(bad.statusCode, 400, bad.body);
+  assert.equal(firstError(bad).code, 'INVALID_FILTER_VALUE');
+  assert.equal(firstError(bad).source?.parameter, 'filter');
+});
+
 test('filter[submitted_at__gt] refuses a day not on the calendar and a bare date instead of moving to another day', async (t) => {
   const app = await buildTestApp(t, {}, { now: () => FIXED_NOW });
   const worker = await createPaidWorker(app, { earnedMinor: 40_000, now: FIXED_NOW });

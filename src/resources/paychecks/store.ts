@@ -33,9 +33,9 @@ function isoText(column: (typeof PAYCHECK_DATE_FIELDS)[number]) {
 }
 
 /**
- * The paychecks table with the text of each timestamp beside it, under the same name: the free-form filter
- * compares text, and `deposit_expected_at:"…"` must match the value a client read from this API. PostgreSQL
- * flattens this subquery, so the indexes on paychecks still serve the list.
+ * The paychecks table with the text of each timestamp beside it, under the same name: the free-form filter's `~`
+ * looks in text, and `deposit_expected_at~"2026-03"` must find it in the value a client read from this API.
+ * PostgreSQL flattens this subquery, so the indexes on paychecks still serve the list.
  */
 function paychecksWithText(db: Kysely<DB>) {
   return db
@@ -53,9 +53,21 @@ function paychecksWithText(db: Kysely<DB>) {
 export const PAYCHECK_FILTER_FIELDS: FilterQueryFields = {
   'job.id': { column: 'paychecks.job_id', contains: false },
   status: { column: 'paychecks.status', contains: false },
-  deposit_expected_at: { column: 'paychecks.deposit_expected_at_text', contains: true },
-  pay_period_ends_at: { column: 'paychecks.pay_period_ends_at_text', contains: true },
-  pay_period_starts_at: { column: 'paychecks.pay_period_starts_at_text', contains: true },
+  deposit_expected_at: {
+    column: 'paychecks.deposit_expected_at_text',
+    contains: true,
+    instantColumn: 'paychecks.deposit_expected_at',
+  },
+  pay_period_ends_at: {
+    column: 'paychecks.pay_period_ends_at_text',
+    contains: true,
+    instantColumn: 'paychecks.pay_period_ends_at',
+  },
+  pay_period_starts_at: {
+    column: 'paychecks.pay_period_starts_at_text',
+    contains: true,
+    instantColumn: 'paychecks.pay_period_starts_at',
+  },
 };
 
 function isDateField(field: string): field is (typeof PAYCHECK_DATE_FIELDS)[number] {
@@ -63,8 +75,8 @@ function isDateField(field: string): field is (typeof PAYCHECK_DATE_FIELDS)[numb
 }
 
 /**
- * The query as one condition. Equality and the free-form filter compare text (listQuerySql, over the text columns
- * above); the `__gte` / `__lt` bounds compare the timestamp columns themselves, as instants, where the indexes serve.
+ * The query as one condition. Equality and the free-form filter go through listQuerySql (`~` over the text
+ * columns above, an exact date-time as an instant); the `__gte` / `__lt` bounds compare the timestamp columns themselves, as instants, where the indexes serve.
  */
 function paycheckListSql(query: ListQuery) {
   const bounds: Filter[] = [];

@@ -16,7 +16,7 @@ import { isPlainList } from '../../platform/list-page.ts';
 import { type ListQuery, listQuerySql } from '../../platform/list-query.ts';
 
 export const TRANSFER_FILTER_FIELDS: FilterQueryFields = {
-  submitted_at: { column: 't.submitted_at', contains: false },
+  submitted_at: { column: 't.submitted_at', contains: false, instantColumn: 't.submitted_at' },
 };
 
 const TRANSFER_COLUMNS = sql`t.id, t.person_id, t.origin_account_id, t.origin_paycheck_id, t.destination_account_id,
