@@ -172,7 +172,8 @@ export const POLICY_FIELDS: { readonly [K in PolicyKey]: PolicyField } = {
   overpaymentInstallments: {
     name: 'overpayment_installments',
     kind: { type: 'integer', min: 1, max: OVERPAYMENT_INSTALLMENTS_MAX },
-    description: 'Paychecks an overpayment is spread over when the default resolution is INSTALLMENTS.',
+    description:
+      'Paychecks an overpayment is spread over when the default resolution is INSTALLMENTS; 1 is all from the next paycheck, the overpayment recorded as NEXT_PAYCHECK.',
   },
   overpaymentWriteOffAfterPeriods: {
     name: 'overpayment_write_off_after_periods',

@@ -228,6 +228,34 @@ test('installments spread the recovery over paychecks, never more than a payout 
   await books(app);
 });
 
+test('a policy of INSTALLMENTS over 1 paycheck recovers all from the next paycheck, recorded as NEXT_PAYCHECK', async (t) => {
+  const { app, payroll, worker } = await overpaidWorker(t, {
+    overpayment_default_resolution: 'INSTALLMENTS',
+    overpayment_installments: 1,
+  });
+  const [overpayment] = (await worker.api.get(`/rest/people/${worker.personId}/overpayments`)).json().data;
+  assert.deepEqual(
+    [overpayment.attributes.status, overpayment.attributes.resolved_by],
+    ['RECOVERING', 'EMPLOYER_POLICY'],
+  );
+  // What `ewa overpayments resolve --next-paycheck` records; INSTALLMENTS takes 2 to 12 there.
+  assert.deepEqual(
+    [
+      overpayment.attributes.resolution,
+      overpayment.attributes.installments,
+      overpayment.attributes.installments_left,
+    ],
+    ['NEXT_PAYCHECK', 1, 1],
+  );
+  await recordShift(app, worker.jobId, 40_000, new Date('2026-03-17T12:00:00Z'), '2026-03-16');
+  await payroll(SECOND_PAYDAY);
+  const [, next] = await paychecksOfJob(app, worker.jobId);
+  assert.deepEqual([next!.overpayment_recovered_minor, next!.payout_minor], [7500, 30_000 - 7500]);
+  const after = (await worker.api.get(`/rest/people/${worker.personId}/overpayments`)).json().data[0];
+  assert.equal(after.attributes.status, 'RECOVERED');
+  await books(app);
+});
+
 test('without a resolution, the overpayment is written off after the policy’s periods and the person is DELINQUENT', async (t) => {
   const { app, payroll, worker } = await overpaidWorker(t, {
     overpayment_write_off_after_periods: 1,

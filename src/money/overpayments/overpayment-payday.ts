@@ -156,7 +156,12 @@ export function writeOffMovement(
 }
 
 function newOverpayment(paycheck: ClosingPaycheck, amountMinor: number, now: Date): OverpaymentRow {
-  const policy = paycheck.overpayment_default_resolution;
+  // Installments over one paycheck are the next paycheck: recorded as such, as `resolve --next-paycheck` records it,
+  // since a resolution of INSTALLMENTS takes 2 to 12.
+  const policy =
+    paycheck.overpayment_default_resolution === 'INSTALLMENTS' && paycheck.overpayment_installments === 1
+      ? 'NEXT_PAYCHECK'
+      : paycheck.overpayment_default_resolution;
   const installments =
     policy === 'NONE' ? null : policy === 'NEXT_PAYCHECK' ? 1 : paycheck.overpayment_installments;
   return {
