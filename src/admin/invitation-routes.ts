@@ -79,7 +79,8 @@ export const adminInvitationRoutes: FastifyPluginAsync<{ db: Db; now: () => Date
           'types the code on the sign-up page with their email and a new password; it works once, until ' +
           'expires_at. The codes are in this answer only (the server keeps a hash): send each to its worker. When ' +
           'any email names nobody of the organization, or someone with a password without reset, the answer is ' +
-          '400 naming each, and no code is issued.',
+          '400 naming each, and no code is issued. Idempotency-Key is not read: a retry issues new codes, which revoke ' +
+          'those of the first answer.',
         security: OPERATOR.openApi,
         params: ResourceIdParam('organization_id'),
         body: InvitationBody,

@@ -37,17 +37,26 @@ export class UsageError extends Error {
 }
 
 export function parseFlags(command: Command, argv: string[]): { flags: Flags; positionals: string[] } {
+  let parsed: ReturnType<typeof parseArgs>;
   try {
-    const { values, positionals } = parseArgs({
+    parsed = parseArgs({
       args: argv,
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       allowPositionals: command.allowPositionals ?? false,
       strict: true,
+      tokens: true,
     });
-    return { flags: values as Flags, positionals };
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  // parseArgs keeps the last of a flag given twice: `--org A --org B` would act on B alone, without a word.
+  const given = new Set<string>();
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option' || command.options[token.name]?.multiple) continue;
+    if (given.has(token.name)) throw new UsageError(`--${token.name} is given more than once: give it once.`);
+    given.add(token.name);
+  }
+  return { flags: parsed.values as Flags, positionals: parsed.positionals };
 }
 
 /**

@@ -129,11 +129,13 @@ const inviteCommand: Command = {
   name: 'people invite',
   summary: 'Issue one-time codes with which workers set their password (or replace a lost one)',
   help: [
-    'Usage: ewa people invite --organization ORGANIZATION_ID [--email EMAIL ...] [--reset]',
+    'Usage: ewa people invite --organization ORGANIZATION_ID [--email EMAIL ... [--reset] | --reissue]',
     '                         [--valid-for-days DAYS] [--json]',
     '',
     'Without --email: a code for everyone with a job at the organization who has an email on the roster, no',
     'password and no code still valid, so running it again after each roster import invites the newcomers only.',
+    '--reissue: everyone without a password gets a new code, which revokes any they hold; for codes printed but',
+    'lost before they were sent on (output cut short by a full disk or `| head`: compare the count on standard error).',
     `With --email (repeat it, up to ${INVITATION_EMAILS_MAX}): a new code for each person named, which replaces any code`,
     'they hold. --reset also gives one to a person who has a password: using it replaces that password.',
     '',
@@ -148,6 +150,7 @@ const inviteCommand: Command = {
     ...ORGANIZATION_OPTIONS,
     email: { type: 'string', multiple: true },
     reset: { type: 'boolean' },
+    reissue: { type: 'boolean' },
     'valid-for-days': { type: 'string' },
     json: { type: 'boolean' },
   },
@@ -157,6 +160,10 @@ const inviteCommand: Command = {
     const emails = flags.email as string[] | undefined;
     if (flags.reset && !emails)
       throw new UsageError('--reset needs the people it is for, named with --email.');
+    if (flags.reissue && emails)
+      throw new UsageError(
+        '--email replaces the codes of the people named already: --reissue is for everyone.',
+      );
     if (emails && emails.length > INVITATION_EMAILS_MAX)
       throw new UsageError(`name at most ${INVITATION_EMAILS_MAX} people with --email.`);
     const validForDays =
@@ -164,11 +171,17 @@ const inviteCommand: Command = {
         ? INVITATION_VALID_DAYS_DEFAULT
         : positiveInteger('valid-for-days', flags['valid-for-days'], INVITATION_VALID_DAYS_MAX);
     return withMigratedDatabase(context, async ({ database }) => {
-      if (!flags.json) writeLine(context.stdout, INVITATION_COLUMNS.join(','));
+      // The header once there is something to head, or at the end: a refused run leaves no file that looks made.
+      let headed = flags.json === true;
+      const head = () => {
+        if (!headed) writeLine(context.stdout, INVITATION_COLUMNS.join(','));
+        headed = true;
+      };
       const result = await issueInvitations(database.db, {
         organizationId,
         emails,
         reset: flags.reset === true,
+        reissue: flags.reissue === true,
         validForDays,
         now: context.now?.() ?? new Date(),
         onIssued(batch) {
@@ -178,9 +191,11 @@ const inviteCommand: Command = {
               ? JSON.stringify(record)
               : INVITATION_COLUMNS.map((column) => csvCell(String(record[column]))).join(',');
           });
+          head();
           writeLine(context.stdout, lines.join('\n'));
         },
       });
+      head();
       for (const problem of result.problems) writeLine(context.stderr, `${problem.email}: ${problem.detail}`);
       writeLine(
         context.stderr,

@@ -31,6 +31,9 @@ export function normalizeInvitationCode(text: string): string | undefined {
   if (text.length > 64) return undefined;
   const compact = text
     .toUpperCase()
+    // Mail and word processors put in invisible characters and typographic dashes: they are read as nothing and -.
+    .replace(/[\u200b-\u200d\u2060\ufeff]/g, '')
+    .replace(/[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]/g, '-')
     .replace(/[\s-]+/g, '')
     .replace(/[OIL]/g, (character) => READ_AS[character]!);
   if (compact.length !== INVITATION_CODE_CHARACTERS) return undefined;

@@ -17,7 +17,14 @@ import {
   renderThrottledPage,
 } from './pages/pages.ts';
 import { INTERACTION_PATH } from './provider.ts';
-import { checkCharset, checkedBody, decodeUtf8, formObject, parseUrlEncoded } from './request-text.ts';
+import {
+  checkCharset,
+  checkedBody,
+  decodeUtf8,
+  formObject,
+  parseUrlEncoded,
+  refuseRepeatedNames,
+} from './request-text.ts';
 
 export interface InteractionOptions {
   provider: Provider;
@@ -63,6 +70,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       try {
         checkCharset(request.headers['content-type']);
         const pairs = parseUrlEncoded(decodeUtf8(body as Buffer, 'form'), 'form');
+        refuseRepeatedNames(pairs, 'form');
         (request as FastifyRequest & { [checkedBody]?: unknown })[checkedBody] = pairs;
         done(null, formObject(pairs));
       } catch (error) {

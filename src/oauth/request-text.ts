@@ -56,6 +56,18 @@ function decodeComponent(raw: string, what: string): string {
   }
 }
 
+/**
+ * Refuses a form that sends a field twice: which of two values counts is a guess, and a proxy or a log may read the
+ * other (as JSON bodies' repeated members are refused).
+ */
+export function refuseRepeatedNames(pairs: [string, string][], what: string): void {
+  const seen = new Set<string>();
+  for (const [name] of pairs) {
+    if (seen.has(name)) throw new RefusedInput(`The ${what} sends ${name.slice(0, 40)} more than once.`);
+    seen.add(name);
+  }
+}
+
 /** The form as one object (the last of repeated names wins, as URLSearchParams does). */
 export function formObject(pairs: [string, string][]): Record<string, string> {
   const form: Record<string, string> = Object.create(null);

@@ -59,6 +59,11 @@ export interface InvitationInput {
   emails?: readonly string[] | undefined;
   /** Named people who have a password get a code that replaces it (a forgotten password); only with `emails`. */
   reset?: boolean | undefined;
+  /**
+   * The whole roster: people holding a code still valid get a new one too, which revokes theirs (codes issued but
+   * lost before they were sent on). Not with `emails`, which always replaces the codes of the people named.
+   */
+  reissue?: boolean | undefined;
   validForDays?: number | undefined;
   /** Named people only: refuse the whole call when any named email gets no code (the admin API), not skip it. */
   allOrNothing?: boolean | undefined;
@@ -94,6 +99,11 @@ export async function issueInvitations(db: Db, input: InvitationInput): Promise<
   if (!Number.isSafeInteger(validForDays) || validForDays < 1 || validForDays > INVITATION_VALID_DAYS_MAX) {
     throw new InputError(`valid_for_days must be a whole number from 1 to ${INVITATION_VALID_DAYS_MAX}.`, {
       field: 'valid_for_days',
+    });
+  }
+  if (input.reissue && input.emails) {
+    throw new InputError('Naming people replaces their codes already: reissue is for the whole roster.', {
+      field: 'reissue',
     });
   }
   if (input.reset && !input.emails) {
@@ -171,15 +181,17 @@ export async function issueInvitations(db: Db, input: InvitationInput): Promise<
     const uninvited = (tx: Tx | Db) =>
       rosterPeople(tx, organization.id)
         .where('p.password_hash', 'is', null)
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('invitations as i')
-                .select('i.id')
-                .whereRef('i.person_id', '=', 'p.id')
-                .where('i.used_at', 'is', null)
-                .where('i.revoked_at', 'is', null)
-                .where('i.expires_at', '>', input.now),
+        .$if(!input.reissue, (query) =>
+          query.where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('invitations as i')
+                  .select('i.id')
+                  .whereRef('i.person_id', '=', 'p.id')
+                  .where('i.used_at', 'is', null)
+                  .where('i.revoked_at', 'is', null)
+                  .where('i.expires_at', '>', input.now),
+              ),
             ),
           ),
         );

@@ -20,6 +20,7 @@ export const REDACTED_FIELDS = [
   'id_token',
   'client_secret',
   'password',
+  'invitation_code',
 ] as const;
 
 function redactPaths(): string[] {

@@ -104,6 +104,28 @@ test('people invite: a code for each worker without a password, once; running ag
     open.map((row) => row.code_hash).sort(),
     lines.map((line) => invitationCodeHash(normalizeInvitationCode(line.invitation_code)!)).sort(),
   );
+
+  // Codes lost on the way (the output cut short): --reissue gives everyone a new one, and the lost ones stop working.
+  const reissued = await ewaAt(
+    later,
+    env,
+    'people',
+    'invite',
+    '--org',
+    organizationId,
+    '--reissue',
+    '--json',
+  );
+  assert.equal(reissued.code, 0, reissued.stderr);
+  const fresh = reissued.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  assert.equal(fresh.length, 3);
+  assert.deepEqual(
+    (await openCodes(env)).map((row) => row.code_hash).sort(),
+    fresh.map((line) => invitationCodeHash(normalizeInvitationCode(line.invitation_code)!)).sort(),
+  );
 });
 
 test('people invite --email: a new code replaces the old; a password needs --reset; unknown people are named', async (t) => {
@@ -164,12 +186,23 @@ test('people invite: wrong usage exits 2 and an unknown organization 1, issuing 
       2,
       /"not-an-email" is not an email address/,
     ],
+    [
+      ['people', 'invite', '--org', organizationId, '--reissue', '--email', 'a@example.com'],
+      2,
+      /--reissue is for everyone/,
+    ],
+    [
+      ['people', 'invite', '--org', organizationId, '--org', randomUUID()],
+      2,
+      /--org is given more than once/,
+    ],
     [['people', 'invite', '--org', randomUUID()], 1, /No organization/],
   ];
   for (const [argv, code, message] of cases) {
     const run = await ewa(env, ...argv);
     assert.equal(run.code, code, `${argv.join(' ')}: ${run.stderr}`);
     assert.match(run.stderr, message, argv.join(' '));
+    assert.equal(run.stdout, '', 'a refused run writes no CSV header');
   }
   assert.deepEqual(await openCodes(env), []);
 });

@@ -2,6 +2,8 @@
 export interface BrowserRequest {
   method?: string;
   form?: Record<string, string>;
+  /** A form body as sent, for what an object cannot hold (a field twice). */
+  rawForm?: string;
   headers?: Record<string, string>;
 }
 
@@ -44,15 +46,18 @@ export class HttpBrowser {
       ? new URL(`${absolute.pathname}${absolute.search}`, this.#connectTo)
       : absolute;
     const response = await fetch(target, {
-      method: init.method ?? (init.form ? 'POST' : 'GET'),
+      method: init.method ?? (init.form || init.rawForm !== undefined ? 'POST' : 'GET'),
       redirect: 'manual',
       headers: {
         cookie: this.#cookieHeader(),
         accept: 'text/html',
-        ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...(init.form || init.rawForm !== undefined
+          ? { 'content-type': 'application/x-www-form-urlencoded' }
+          : {}),
         ...init.headers,
       },
       ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}),
+      ...(init.rawForm !== undefined ? { body: init.rawForm } : {}),
     });
     this.#store(response);
     return response;

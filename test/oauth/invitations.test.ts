@@ -57,7 +57,11 @@ async function setup(t: TestContext, options: TestAppOptions = {}) {
     assert.equal(page.response.status, 200, page.body.slice(0, 2000));
     const submit = (form: Record<string, string>) =>
       browsing.follow(formAction(page.body), { form: { csrf: hiddenField(page.body, 'csrf'), ...form } });
-    return { page, submit, login };
+    const submitRaw = (rest: string) =>
+      browsing.follow(formAction(page.body), {
+        rawForm: `csrf=${encodeURIComponent(hiddenField(page.body, 'csrf'))}&${rest}`,
+      });
+    return { page, submit, submitRaw, login };
   };
   return { app, worker, invite, signUpPage };
 }
@@ -252,4 +256,22 @@ test('the sign-in page says where a lost password is replaced', async (t) => {
   const { signUpPage } = await setup(t, { asProduction: true });
   const { login } = await signUpPage();
   assert.match(login.body, /Lost your password\? Ask your employer for a reset code/);
+});
+
+test('a form that sends a field twice is refused, and nothing is used', async (t) => {
+  const { app, worker, invite, signUpPage } = await setup(t);
+  const [alex, bailey] = [await worker(), await worker()];
+  const [alexCode] = await invite([alex.email]);
+  const [baileyCode] = await invite([bailey.email]);
+  const answer = await (await signUpPage()).submitRaw(
+    new URLSearchParams([
+      ['email', alex.email],
+      ['invitation_code', baileyCode!.code],
+      ['invitation_code', alexCode!.code],
+      ['password', PASSWORD],
+    ]).toString(),
+  );
+  assert.equal(answer.response.status, 400);
+  assert.match(answer.body, /sends invitation_code more than once/);
+  assert.equal(await passwordHash(app, alex.personId), null);
 });

@@ -24,6 +24,8 @@ test('a code is read as typed: any case, spaces and dashes, O as 0, I and L as 1
     '7k3qm 0x9d2 a1b4t rhv6n',
     ' 7K3QMOX9D2AIB4TRHV6N ',
     '7k3qm-ox9d2-alb4t-rhv6n',
+    '7K3QM\u2011OX9D2\u2013A1B4T\u2014RHV6N',
+    '\u200b7K3QM-0X9D2-A1B4T-RHV6N\ufeff',
   ]) {
     assert.equal(normalizeInvitationCode(typed), stored, typed);
   }
