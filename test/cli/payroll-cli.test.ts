@@ -11,9 +11,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
-import { loadConfig } from '../../src/config.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
 import { BankAccountSecrets } from '../../src/crypto/bank-account-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
@@ -89,6 +89,35 @@ async function createWorker(db: Db, organizationId: string, banked: boolean): Pr
 }
 
 /** Ledger entries, counted and summed: what a second payroll run must leave as it was. */
+/** A CLI environment on the ACH rail, its outbound and inbound folders in one removed when the test ends. */
+async function achEnv(t: TestContext) {
+  const folder = mkdtempSync(join(tmpdir(), 'ewa-cli-ach-'));
+  t.after(() => rmSync(folder, { recursive: true, force: true }));
+  const env = {
+    ...(await cliDatabaseEnv(t)),
+    EWA_RAIL: 'ach',
+    EWA_ACH_OUTBOUND_DIR: join(folder, 'outbound'),
+    EWA_ACH_INBOUND_DIR: join(folder, 'inbound'),
+  };
+  assert.equal((await ewa(env, 'migrate')).code, 0);
+  return { folder, env, outbound: env.EWA_ACH_OUTBOUND_DIR, config: loadConfig(env) };
+}
+
+/** A real routing number and a sealed account number on the worker's bank account, which a Nacha entry needs. */
+async function giveBankDetails(db: Db, config: Config, depositoryId: string): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set({
+      routing_number: '021000021',
+      account_number_enc: new BankAccountSecrets(config.masterKey).sealAccountNumber(
+        depositoryId,
+        '000123456789',
+      ),
+    })
+    .where('id', '=', depositoryId)
+    .execute();
+}
+
 async function ledgerTotals(db: Db) {
   const { rows } = await sql<{ n: number; total: string | null }>`select count(*)::integer as n,
       sum(amount_minor)::text as total from ledger_entries`.execute(db);
@@ -400,32 +429,14 @@ test('payroll run and settle refuse a date or instant later than now unless --al
 });
 
 test('with EWA_RAIL=ach, settle sends the outbox, cuts the ACH file due and settles what it paid, as the scheduler does', async (t) => {
-  const folder = mkdtempSync(join(tmpdir(), 'ewa-cli-ach-'));
-  t.after(() => rmSync(folder, { recursive: true, force: true }));
-  const outbound = join(folder, 'outbound');
-  const env = {
-    ...(await cliDatabaseEnv(t)),
-    EWA_RAIL: 'ach',
-    EWA_ACH_OUTBOUND_DIR: outbound,
-    EWA_ACH_INBOUND_DIR: join(folder, 'inbound'),
-  };
-  assert.equal((await ewa(env, 'migrate')).code, 0);
-  const config = loadConfig(env);
+  const { folder, env, outbound, config } = await achEnv(t);
   const advanceId = randomUUID();
   await inDatabase(env, async (db) => {
     const organizationId = randomUUID();
     await db.insertInto('organizations').values({ id: organizationId, name: 'ACH Employer' }).execute();
     await db.insertInto('organization_policies').values({ organization_id: organizationId }).execute();
     const worker = await createWorker(db, organizationId, true);
-    const secrets = new BankAccountSecrets(config.masterKey);
-    await db
-      .updateTable('accounts')
-      .set({
-        routing_number: '021000021',
-        account_number_enc: secrets.sealAccountNumber(worker.depositoryId!, '000123456789'),
-      })
-      .where('id', '=', worker.depositoryId!)
-      .execute();
+    await giveBankDetails(db, config, worker.depositoryId!);
     const core = createMoneyCore(db, config, { now: () => RECORDED_AT });
     await core.earnings.record(
       WORKED_ON.map((day) => ({
@@ -506,16 +517,7 @@ test('with EWA_RAIL=ach, settle sends the outbox, cuts the ACH file due and sett
 });
 
 test('payroll run --date D --allow-future pays on the morning of D, in its first ACH window, as the scheduler would', async (t) => {
-  const folder = mkdtempSync(join(tmpdir(), 'ewa-cli-ach-'));
-  t.after(() => rmSync(folder, { recursive: true, force: true }));
-  const env = {
-    ...(await cliDatabaseEnv(t)),
-    EWA_RAIL: 'ach',
-    EWA_ACH_OUTBOUND_DIR: join(folder, 'outbound'),
-    EWA_ACH_INBOUND_DIR: join(folder, 'inbound'),
-  };
-  assert.equal((await ewa(env, 'migrate')).code, 0);
-  const config = loadConfig(env);
+  const { env, config } = await achEnv(t);
   const worker = await inDatabase(env, async (db) => {
     const organizationId = randomUUID();
     await db
@@ -528,17 +530,7 @@ test('payroll run --date D --allow-future pays on the morning of D, in its first
       .values({ organization_id: organizationId, payday_offset_days: 1 })
       .execute();
     const worker = await createWorker(db, organizationId, true);
-    await db
-      .updateTable('accounts')
-      .set({
-        routing_number: '021000021',
-        account_number_enc: new BankAccountSecrets(config.masterKey).sealAccountNumber(
-          worker.depositoryId!,
-          '000123456789',
-        ),
-      })
-      .where('id', '=', worker.depositoryId!)
-      .execute();
+    await giveBankDetails(db, config, worker.depositoryId!);
     await createMoneyCore(db, config, { now: () => NOW }).earnings.record(
       ['2026-03-16', '2026-03-17'].map((day) => ({
         jobId: worker.jobId,
