@@ -74,6 +74,8 @@ export function webhookPayload(event: StoredEvent, baseUrl: string): Record<stri
         data: accountResource(baseUrl, data.account as AccountRow, {
           balanceMinor: balance === null || balance === undefined ? undefined : Number(balance),
           feeSchedule: (data.fee_schedule as FeeSchedule | null) ?? undefined,
+          // Absent from events written before the snapshot carried it: their balance shows as it did then.
+          advanceOrigin: typeof data.advance_origin === 'boolean' ? data.advance_origin : undefined,
         }),
       };
     }

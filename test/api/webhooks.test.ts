@@ -13,6 +13,7 @@ import {
   createPaidWorker,
   type PaidWorker,
   postTransfer,
+  recordShift,
 } from '../helpers/money.ts';
 import { clientToken, createTestClient, userToken } from '../helpers/tokens.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
@@ -356,6 +357,25 @@ test('every event type: accounts, jobs, earnings balances, paychecks step by ste
     (job.payload.data.relationships as { organization: { data: { id: string } } }).organization.data.id,
     organizationId,
   );
+});
+
+test('a balance event of a job not ACTIVATED shows none of it available, as GET does', async (t) => {
+  const app = await appAtFixedNow(t);
+  const { receiver, worker } = await partnerWorld(t, app, ['earnings_balance.updated']);
+  const patched = await worker.api.patch(`/rest/jobs/${worker.jobId}`, {
+    data: { type: 'jobs', id: worker.jobId, attributes: { activation_status: 'DEACTIVATED' } },
+  });
+  assert.equal(patched.statusCode, 200, patched.body);
+  // A shift recorded late, of a day the job was still active: an event with the job deactivated.
+  await recordShift(app, worker.jobId, 12_000, FIXED_NOW);
+  await dispatch(app, FIXED_NOW);
+  const balance = receiver.received.at(-1);
+  assert.ok(balance, 'the shift changed the balance');
+  const attributes = balance.payload.data.attributes as { balances: { available: number; current: number } };
+  assert.equal(attributes.balances.available, 0);
+  assert.ok(attributes.balances.current > 0, 'a balance, none of it available');
+  const read = (await worker.api.get(`/rest/accounts/${worker.balanceAccountId}`)).json().data;
+  assert.deepEqual(balance.payload.data, read, 'the event is the balance as read now');
 });
 
 test('bad endpoint input is a 400 naming the field; a client has at most its share of endpoints', async (t) => {
