@@ -206,3 +206,112 @@ test('people invite: wrong usage exits 2 and an unknown organization 1, issuing 
   }
   assert.deepEqual(await openCodes(env), []);
 });
+
+test('people invitations: who signed up, and whose latest code is open, expired, used or replaced', async (t) => {
+  const { env, organizationId, emails } = await rosterOf(t, ['Alex', 'Bailey', 'Casey', 'Drew']);
+  const [alex, bailey, casey, drew] = emails as [string, string, string, string];
+  const day = 86_400_000;
+  const now = new Date('2026-11-02T10:00:00.000Z');
+  const named = (...people: string[]) => people.flatMap((email) => ['--email', email]);
+  const invited = await ewaAt(
+    now,
+    env,
+    'people',
+    'invite',
+    '--org',
+    organizationId,
+    ...named(alex, bailey, casey),
+  );
+  assert.equal(invited.code, 0, invited.stderr);
+  // Bailey signs up with the code; Casey's is replaced two days later.
+  const used = new Date(now.getTime() + day);
+  await inDatabase(env, async (db) => {
+    const person = await db
+      .selectFrom('people')
+      .select('id')
+      .where('email', '=', bailey)
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable('people')
+      .set({ password_hash: await hashPassword('a new password') })
+      .where('id', '=', person.id)
+      .execute();
+    await db.updateTable('invitations').set({ used_at: used }).where('person_id', '=', person.id).execute();
+  });
+  const replacedAt = new Date(now.getTime() + 2 * day);
+  const replaced = await ewaAt(replacedAt, env, 'people', 'invite', '--org', organizationId, ...named(casey));
+  assert.equal(replaced.code, 0, replaced.stderr);
+
+  const later = new Date(now.getTime() + 15 * day);
+  const listed = await ewaAt(later, env, 'people', 'invitations', '--org', organizationId);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stderr, /^Listed 4 people of Invite Co /m);
+  const [header, ...lines] = listed.stdout.trim().split('\n');
+  assert.equal(
+    header,
+    'email,first_name,last_name,has_password,invitation,invited_at,expires_at,used_at,replaces_password',
+  );
+  const byEmail = new Map(lines.map((line) => [line.split(',')[0], line.split(',').slice(-6)]));
+  assert.deepEqual(byEmail.get(alex), [
+    'false',
+    'EXPIRED',
+    now.toISOString(),
+    new Date(now.getTime() + 14 * day).toISOString(),
+    '',
+    'false',
+  ]);
+  assert.deepEqual(byEmail.get(bailey)?.slice(0, 2), ['true', 'USED']);
+  assert.equal(byEmail.get(bailey)?.[4], used.toISOString());
+  assert.deepEqual(byEmail.get(casey)?.slice(0, 3), ['false', 'OPEN', replacedAt.toISOString()]);
+  assert.deepEqual(byEmail.get(drew), ['false', 'NONE', '', '', '', '']);
+  assert.doesNotMatch(listed.stdout, /[0-9A-Z]{5}-[0-9A-Z]{5}-/, 'no code is shown');
+
+  const pending = await ewaAt(
+    later,
+    env,
+    'people',
+    'invitations',
+    '--org',
+    organizationId,
+    '--pending',
+    '--json',
+  );
+  assert.equal(pending.code, 0, pending.stderr);
+  const records = pending.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  assert.deepEqual(records.map((record) => record.email).sort(), [alex, casey, drew].sort());
+  const drewRecord = records.find((record) => record.email === drew);
+  assert.deepEqual(Object.keys(drewRecord), [
+    'person_id',
+    'email',
+    'first_name',
+    'last_name',
+    'has_password',
+    'invitation',
+    'invited_at',
+    'expires_at',
+    'used_at',
+    'replaces_password',
+  ]);
+  assert.equal(drewRecord.invited_at, null);
+  // An earlier moment sees Alex's code open still: the state is as of the command's clock.
+  const before = await ewaAt(replacedAt, env, 'people', 'invitations', '--org', organizationId, '--json');
+  const alexThen = before.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .find((record) => record.email === alex);
+  assert.equal(alexThen.invitation, 'OPEN');
+
+  for (const [argv, code, message] of [
+    [['people', 'invitations'], 2, /name the organization with --organization/],
+    [['people', 'invitations', '--org', randomUUID()], 1, /No organization/],
+  ] as [string[], number, RegExp][]) {
+    const run = await ewa(env, ...argv);
+    assert.equal(run.code, code, run.stderr);
+    assert.match(run.stderr, message);
+    assert.equal(run.stdout, '', 'a refused run writes no CSV header');
+  }
+});
