@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { isUuid } from '../domain/uuid.ts';
-import { notFound } from './organizations.ts';
+import { namedOrganization } from './organizations.ts';
 
 /**
  * Where each person of an organization's roster stands with signing up: whether they have a password, and their
@@ -61,13 +60,7 @@ export async function listRosterSignUps(
   db: Db,
   query: RosterSignUpQuery,
 ): Promise<{ organizationId: string; organizationName: string; listed: number }> {
-  if (!isUuid(query.organizationId)) throw notFound(query.organizationId);
-  const organization = await db
-    .selectFrom('organizations')
-    .select(['id', 'name'])
-    .where('id', '=', query.organizationId.toLowerCase())
-    .executeTakeFirst();
-  if (!organization) throw notFound(query.organizationId);
+  const organization = await namedOrganization(db, query.organizationId);
   let after = '00000000-0000-0000-0000-000000000000';
   let listed = 0;
   for (;;) {

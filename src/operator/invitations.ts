@@ -8,10 +8,9 @@ import {
 import type { Db } from '../db/database.ts';
 import { lockPeople } from '../db/lock-order.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
-import { isUuid } from '../domain/uuid.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { isEmail, normalizeEmail } from '../oauth/accounts.ts';
-import { notFound } from './organizations.ts';
+import { namedOrganization } from './organizations.ts';
 
 export const INVITATION_VALID_DAYS_DEFAULT = 14;
 export const INVITATION_VALID_DAYS_MAX = 90;
@@ -111,13 +110,7 @@ export async function issueInvitations(db: Db, input: InvitationInput): Promise<
       field: 'reset',
     });
   }
-  if (!isUuid(input.organizationId)) throw notFound(input.organizationId);
-  const organization = await db
-    .selectFrom('organizations')
-    .select(['id', 'name'])
-    .where('id', '=', input.organizationId.toLowerCase())
-    .executeTakeFirst();
-  if (!organization) throw notFound(input.organizationId);
+  const organization = await namedOrganization(db, input.organizationId);
   const expiresAt = new Date(input.now.getTime() + validForDays * 86_400_000);
   const issue = (tx: Tx, people: Candidate[]) =>
     insertInvitations(tx, organization.id, people, input.now, expiresAt);

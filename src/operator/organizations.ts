@@ -68,6 +68,18 @@ export function notFound(id: string): AppError {
   return new AppError('RECORD_NOT_FOUND', { detail: `No organization ${id.slice(0, 64)}.` });
 }
 
+/** The organization's id as stored and its name, or RECORD_NOT_FOUND naming the id given. */
+export async function namedOrganization(db: Db, id: string): Promise<{ id: string; name: string }> {
+  if (!isUuid(id)) throw notFound(id);
+  const organization = await db
+    .selectFrom('organizations')
+    .select(['id', 'name'])
+    .where('id', '=', id.toLowerCase())
+    .executeTakeFirst();
+  if (!organization) throw notFound(id);
+  return organization;
+}
+
 /**
  * Creates an employer with its policy: the migration's defaults (DESIGN §4), with `policy` applied over them and
  * checked as a whole, in one transaction.
