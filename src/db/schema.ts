@@ -358,6 +358,9 @@ export interface AchReturnFilesTable {
 }
 
 export interface AchReturnsTable {
+  /** The entry returned (0026): trace numbers are given again, so they name no entry alone. */
+  instruction_id: string;
+  /** The original trace number the return named. */
   trace_number: string;
   return_code: string;
   file_sha256: string;

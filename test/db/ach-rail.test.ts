@@ -941,6 +941,125 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
   await booksAreSound(world);
 });
 
+test('trace numbers given again after 9,999,999 entries: later files stay valid, a return finds the new entry', async (t) => {
+  // March: two advances take the first trace numbers; one settles, the other comes back (R01) before settling.
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const [alice, ann] = [await worker(world), await worker(world)];
+  // One at a time: the dispatcher sends a batch in its messages' (random) id order.
+  const a1 = await advance(world, alice, 5_000);
+  await dispatch(world, 1);
+  const x1 = await advance(world, ann, 3_000);
+  await dispatch(world, 1);
+  const trace = (n: number) => `${IDENTITY.originatingDfi}${String(n).padStart(7, '0')}`;
+  assert.equal((await entryOf(world, a1.id)).trace_number, trace(1));
+  assert.equal((await entryOf(world, x1.id)).trace_number, trace(2));
+  assert.deepEqual(await exchange(world, '2026-03-09T14:31:00Z'), {
+    composed: 1,
+    written: 1,
+    ...NOTHING_READ,
+  });
+  await dropReturns(
+    world,
+    'returns-march.ach',
+    [{ entryRecord: await sentRecord(world, x1.id), returnCode: 'R01' }],
+    '2603091500',
+  );
+  assert.equal((await exchange(world, '2026-03-09T19:00:00Z')).returns, 1);
+  assert.equal((await world.app.money.settle(new Date('2026-03-10T13:00:00Z'))).settled, 1);
+  assert.equal((await transferOf(world, a1.id)).status, 'SETTLED');
+
+  // June, 9,999,997 entries later: the sequence is at its end and wraps within one window's file.
+  world.clock.now = new Date('2026-06-17T12:00:00Z'); // Wednesday 08:00 in New York
+  await sql`select setval('ach_trace_seq', 9999998)`.execute(world.db);
+  const [bob, carol, dave] = [await worker(world), await worker(world), await worker(world)];
+  const b2 = await advance(world, bob, 4_000);
+  await dispatch(world, 1);
+  const c2 = await advance(world, carol, 5_000); // a1's amount, and (below) its trace number
+  await dispatch(world, 1);
+  const d2 = await advance(world, dave, 3_000); // x1's amount and trace number
+  await dispatch(world, 1);
+  assert.deepEqual(
+    await Promise.all([b2, c2, d2].map(async (p) => (await entryOf(world, p.id)).trace_number)),
+    [trace(9_999_999), trace(1), trace(2)],
+  );
+  await expectEntries(world, [b2, c2, d2], '2026-06-17/1030', '2026-06-18', '2026-06-18T12:30:00.000Z');
+  assert.deepEqual(await exchange(world, '2026-06-17T14:31:00Z'), {
+    composed: 1,
+    written: 1,
+    ...NOTHING_READ,
+  });
+  const june = {
+    name: 'ewa-20260617-1030-A.ach',
+    windowId: '2026-06-17/1030',
+    cutoffAt: '2026-06-17T14:30:00Z',
+    modifier: 'A',
+  };
+  // Unique within the file, entries in trace-number order, and what nach2 writes.
+  await expectFile(world, june, [
+    { effectiveDate: '2026-06-18', purpose: 'ADVANCE', payments: [b2, c2, d2] },
+  ]);
+
+  // All three settle: x1's return, of the trace number d2 has now, is not d2's.
+  assert.equal((await world.app.money.settle(new Date('2026-06-18T13:00:00Z'))).settled, 3);
+
+  // A return of trace number 1 for 4,850, as the bank received it in June: c2 comes back, a1 stays paid.
+  const juneRecords = entryRecordsOf(await readFile(join(world.outbound, june.name), 'utf8'));
+  const c2Record = juneRecords.get(trace(1))!;
+  await dropReturns(world, 'returns-june.ach', [{ entryRecord: c2Record, returnCode: 'R03' }], '2606181000');
+  assert.deepEqual(await exchange(world, '2026-06-18T14:00:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 1,
+    unmatched: 0,
+    refused: 0,
+    notifications: 0,
+  });
+  assert.deepEqual(await transferOf(world, c2.id), {
+    status: 'FAILED',
+    failure_reason: 'R03',
+    returned_at: '2026-06-18T14:00:00.000Z',
+    returned_to: 'EARNINGS_BALANCE',
+  });
+  assert.deepEqual(await transferOf(world, a1.id), {
+    status: 'SETTLED',
+    failure_reason: null,
+    returned_at: null,
+    returned_to: null,
+  });
+  const { rows: returned } = await sql<{
+    reference: string;
+    trace_number: string;
+    return_code: string;
+  }>`select
+      e.reference, r.trace_number, r.return_code from ach_returns r join ach_entries e using (instruction_id)
+    order by r.received_at`.execute(world.db);
+  assert.deepEqual(returned, [
+    { reference: x1.id, trace_number: trace(2), return_code: 'R01' },
+    { reference: c2.id, trace_number: trace(1), return_code: 'R03' },
+  ]);
+
+  // The same return told again in another file: applied once; a1, long past its return window, is not its
+  // next candidate.
+  const before = await moneyState(world.db);
+  await dropReturns(
+    world,
+    'returns-june-again.ach',
+    [{ entryRecord: c2Record, returnCode: 'R02' }],
+    '2606181100',
+  );
+  assert.deepEqual(await exchange(world, '2026-06-18T15:00:00Z'), {
+    composed: 0,
+    written: 0,
+    returnFiles: 1,
+    returns: 0,
+    unmatched: 0,
+    refused: 0,
+    notifications: 0,
+  });
+  assert.equal(await moneyState(world.db), before, 'a return is applied once');
+});
+
 test('a payday remainder through ACH is not delivered before the deposit instant, in any employer time zone', async (t) => {
   // Payday is Friday 20 March in each employer's zone; east of New York it begins on Thursday, New York time.
   const world = await achWorld(t, '2026-03-09T12:00:00Z');

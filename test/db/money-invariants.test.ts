@@ -1542,10 +1542,10 @@ async function returnStep(run: Run, step: ReturnStep): Promise<void> {
   // The bank returns only what it received: the files due go out first.
   await exchangeFiles(run);
   const { rows: sent } = await sql<SentEntry>`select e.trace_number, e.purpose, e.reference,
-      r.trace_number is not null as returned, t.status as transfer_status, p.status as paycheck_status,
+      r.instruction_id is not null as returned, t.status as transfer_status, p.status as paycheck_status,
       p.payout_returned_at is not null as payout_returned
     from ach_entries e join ach_files f on f.window_id = e.window_id and f.written_at is not null
-      left join ach_returns r on r.trace_number = e.trace_number
+      left join ach_returns r on r.instruction_id = e.instruction_id
       left join transfers t on t.id = e.reference and e.purpose = 'ADVANCE'
       left join paychecks p on p.id = e.reference and e.purpose = 'PAYCHECK'
     order by e.trace_number`.execute(run.db);

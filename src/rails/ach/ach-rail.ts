@@ -21,7 +21,7 @@ import {
   windowFor,
 } from './ach-windows.ts';
 import { type NachaEntry, summarizeNachaFile, writeNachaFile } from './nacha-file.ts';
-import { parseReturnFile } from './nacha-returns.ts';
+import { type AchReturn, parseReturnFile } from './nacha-returns.ts';
 
 /** Who we are in the files: the company and its originating bank, from configuration. */
 export interface AchIdentity {
@@ -120,11 +120,14 @@ export function createAchRail(options: AchRailOptions): AchRail {
     async outcomes(pending: readonly PendingPayment[], now: Date): Promise<RailOutcome[]> {
       if (pending.length === 0) return [];
       // No news is good news: a credit whose file went out and whose settlement instant has passed is settled.
+      // Each payment by its own entry (reference and trace number): a trace number is given again after 9,999,999
+      // entries, so it alone names no entry, and a return of an older entry with it is not this one's.
       const { rows } = await sql<{ reference: string }>`select e.reference from ach_entries e
+          join unnest(${pending.map((p) => p.reference)}::uuid[], ${pending.map((p) => p.railReference)}::text[])
+            as p(reference, trace_number) on p.reference = e.reference and p.trace_number = e.trace_number
           join ach_files f on f.window_id = e.window_id and f.written_at is not null
-          left join ach_returns r on r.trace_number = e.trace_number
-        where e.trace_number = any(${pending.map((p) => p.railReference)}::text[])
-          and e.settles_at <= ${now.toISOString()}::timestamptz and r.trace_number is null`.execute(db);
+          left join ach_returns r on r.instruction_id = e.instruction_id
+        where e.settles_at <= ${now.toISOString()}::timestamptz and r.instruction_id is null`.execute(db);
       return rows.map((row) => ({ reference: row.reference, status: 'SETTLED' }));
     },
 
@@ -163,36 +166,25 @@ export function createAchRail(options: AchRailOptions): AchRail {
           // The file's row is the claim: a file read before (by this process or another) is skipped.
           if (!parsed) return (await claimFile(tx, sha256, name, now, 0, 0, refusal)) ? 'refused' : undefined;
           const returns = parsed.returns;
-          const { rows: entries } = await sql<{
-            trace_number: string;
-            reference: string;
-            purpose: 'ADVANCE' | 'PAYCHECK';
-            amount_minor: number;
-          }>`select trace_number, reference, purpose, amount_minor from ach_entries
-            where trace_number = any(${returns.map((r) => r.originalTraceNumber)}::text[])`.execute(tx);
-          const entryOf = new Map(entries.map((e) => [e.trace_number, e]));
-          // A return must name one of our entries and return its whole amount; anything else is reported, not
-          // applied: the books move only for a return that is certainly of that payment.
-          const matched = returns.filter(
-            (r) => Number(entryOf.get(r.originalTraceNumber)?.amount_minor) === r.amountMinor,
-          );
+          const { matched, entryOf } = await matchReturns(tx, returns, now);
           const unmatched = returns.length - matched.length;
           if (!(await claimFile(tx, sha256, name, now, returns.length, unmatched, null))) return undefined;
-          // A return of an entry already returned (another file told it first) is applied once.
+          // A return of an entry already returned (another file, or another process, told it first) is applied once.
           const { rows: fresh } = await sql<{
-            trace_number: string;
+            instruction_id: string;
             return_code: string;
           }>`insert into ach_returns
-              (trace_number, return_code, file_sha256, received_at)
-            select trace_number, return_code, ${sha256}, ${now.toISOString()}::timestamptz
-            from unnest(${matched.map((r) => r.originalTraceNumber)}::text[],
-              ${matched.map((r) => r.returnCode)}::text[]) as r(trace_number, return_code)
-            on conflict (trace_number) do nothing
-            returning trace_number, return_code`.execute(tx);
+              (instruction_id, trace_number, return_code, file_sha256, received_at)
+            select instruction_id, trace_number, return_code, ${sha256}, ${now.toISOString()}::timestamptz
+            from unnest(${matched.map((m) => m.instructionId)}::uuid[],
+              ${matched.map((m) => m.traceNumber)}::text[],
+              ${matched.map((m) => m.returnCode)}::text[]) as r(instruction_id, trace_number, return_code)
+            on conflict (instruction_id) do nothing
+            returning instruction_id, return_code`.execute(tx);
           await apply(
             tx,
             fresh.map((row) => {
-              const entry = entryOf.get(row.trace_number)!;
+              const entry = entryOf.get(row.instruction_id)!;
               return { reference: entry.reference, purpose: entry.purpose, returnCode: row.return_code };
             }),
           );
@@ -211,6 +203,60 @@ export function createAchRail(options: AchRailOptions): AchRail {
       return report;
     },
   };
+}
+
+/**
+ * How long after its effective date a return can still name an entry: Nacha's longest ordinary return time (60
+ * calendar days after settlement, for unauthorized debits and credits) with a month to spare. An entry older than
+ * that is no candidate, so a return (or a late copy of one) never lands on an entry that gave its trace number to a
+ * later one long ago.
+ */
+export const ACH_RETURN_WINDOW_DAYS = 90;
+
+interface ReturnCandidate {
+  instruction_id: string;
+  trace_number: string;
+  reference: string;
+  purpose: 'ADVANCE' | 'PAYCHECK';
+  amount_minor: number;
+  returned: boolean;
+}
+
+/**
+ * Matches the returns of a file to our entries. Trace numbers are given again after 9,999,999 entries (migration
+ * 0026), so a return names the entry with its original trace number and whole amount whose file was written
+ * (the bank had it), whose effective date is within the return window, and which is not returned yet: the most
+ * recent of them. When every such entry is returned already, the return is one told again: matched (not reported)
+ * and applied to nothing. Anything else is unmatched, for a person.
+ */
+async function matchReturns(tx: Tx, returns: readonly AchReturn[], now: Date) {
+  const { rows } = await sql<ReturnCandidate>`select e.instruction_id, e.trace_number, e.reference, e.purpose,
+      e.amount_minor, r.instruction_id is not null as returned
+    from ach_entries e
+      join ach_files f on f.window_id = e.window_id and f.written_at is not null
+      left join ach_returns r on r.instruction_id = e.instruction_id
+    where e.trace_number = any(${returns.map((r) => r.originalTraceNumber)}::text[])
+      and e.effective_date >= (${now.toISOString()}::timestamptz at time zone 'America/New_York')::date
+        - ${ACH_RETURN_WINDOW_DAYS}::integer
+    order by e.created_at desc, e.instruction_id desc`.execute(tx);
+  const candidates = Map.groupBy(rows, (row) => row.trace_number);
+  const taken = new Set<string>();
+  const matched: { instructionId: string; traceNumber: string; returnCode: string }[] = [];
+  for (const r of returns) {
+    const same = (candidates.get(r.originalTraceNumber) ?? []).filter(
+      (e) => Number(e.amount_minor) === r.amountMinor,
+    );
+    const open = same.find((e) => !e.returned && !taken.has(e.instruction_id));
+    const entry = open ?? same[0];
+    if (!entry) continue;
+    taken.add(entry.instruction_id);
+    matched.push({
+      instructionId: entry.instruction_id,
+      traceNumber: r.originalTraceNumber,
+      returnCode: r.returnCode,
+    });
+  }
+  return { matched, entryOf: new Map(rows.map((row) => [row.instruction_id, row])) };
 }
 
 async function acceptanceOf(tx: Tx, instructionId: string): Promise<RailAcceptance | undefined> {
