@@ -232,6 +232,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(adminRoutes, {
     db,
+    databaseKind: deps.database.kind,
     baseUrl: config.api.publicUrl,
     now: moneyNow,
     earnings: money.earnings,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import type { Db } from '../db/database.ts';
+import type { Database, Db } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
 import { POLICY_FIELDS, POLICY_KEYS, policyAttributes } from '../operator/organization-policy.ts';
 import { findOrganizationsPage, ORGANIZATION_PAGE_ORDER } from '../operator/organization-store.ts';
@@ -33,16 +33,18 @@ import {
   PolicyUpdateBody,
   policyChangeOf,
   RosterImportResource,
+  RosterImportRunning,
 } from './schemas.ts';
 
 const POLICY_NAMES = new Set(POLICY_KEYS.map((key) => POLICY_FIELDS[key].name));
 const tags = ['Operator'];
 
 /** The operator's view of employers: create, list, read, change the policy, import the roster. */
-export const adminOrganizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = async (
-  app,
-  { db, baseUrl },
-) => {
+export const adminOrganizationRoutes: FastifyPluginAsync<{
+  db: Db;
+  databaseKind: Database['kind'];
+  baseUrl: string;
+}> = async (app, { db, databaseKind, baseUrl }) => {
   const selfOf = (id: string) => `${baseUrl}/admin/organizations/${id}`;
   const resource = (organization: Organization) => ({
     type: 'organizations' as const,
@@ -241,7 +243,8 @@ export const adminOrganizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: stri
           'listed with its number and field and nothing of it is written; the other lines are written, and the ' +
           `answer is 200 with the counts. At most ${ROSTER_ROWS_MAX} lines of ${ROSTER_RECORD_CHARS_MAX} ` +
           `characters; at most ${ROSTER_PROBLEMS_LISTED_MAX} rejected lines are listed. A header that is wrong is ` +
-          '400 and writes nothing.',
+          '400 and writes nothing. Imports of one organization run one at a time: while one runs (sent here or by ' +
+          '`ewa people import`, in any process), another is 409 ROSTER_IMPORT_RUNNING at once and writes nothing.',
         security: OPERATOR.openApi,
         consumes: ['text/csv'],
         params: ResourceIdParam('organization_id'),
@@ -249,6 +252,7 @@ export const adminOrganizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: stri
         response: {
           200: Type.Object({ data: RosterImportResource }),
           ...errorResponses(400, 401, 403, 404, 406, 415, 500),
+          409: RosterImportRunning,
         },
       },
     },
@@ -258,10 +262,13 @@ export const adminOrganizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: stri
         () => ({ pointer: '' }),
         // An empty body reaches here as no body at all; the import then says the roster is empty.
         () =>
-          importRoster(db, {
-            organizationId: id,
-            source: [typeof request.body === 'string' ? request.body : ''],
-          }),
+          importRoster(
+            { db, kind: databaseKind },
+            {
+              organizationId: id,
+              source: [typeof request.body === 'string' ? request.body : ''],
+            },
+          ),
       );
       return {
         data: {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Db } from '../db/database.ts';
+import type { Database, Db } from '../db/database.ts';
 import type { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { utf8Body } from '../platform/utf8-body.ts';
 import type { SandboxControls } from '../sandbox/sandbox-controls.ts';
@@ -23,6 +23,8 @@ import { adminSandboxRoutes } from './sandbox-routes.ts';
  */
 export const adminRoutes: FastifyPluginAsync<{
   db: Db;
+  /** How a roster import holds its organization's turn (operator/roster-import-turn.ts). */
+  databaseKind: Database['kind'];
   baseUrl: string;
   now: () => Date;
   earnings: EarningsRecorder;

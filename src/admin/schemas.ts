@@ -8,6 +8,7 @@ import {
 } from '../operator/organization-policy.ts';
 import { ORGANIZATION_NAME_LENGTH_MAX, PRODUCTS } from '../operator/organizations.ts';
 import { OneOf, RelationshipSchema, UuidString } from '../platform/resource-schemas.ts';
+import { errorDocumentSchema } from '../platform/schemas.ts';
 
 /** Who may call the operator API: a client token with admin:operator, on every organization. */
 export const OPERATOR = {
@@ -144,6 +145,14 @@ export const RosterImportResource = Type.Object({
     }),
   }),
 });
+
+/** The roster upload's 409: one import of an organization at a time (operator/roster-import-turn.ts). */
+export const RosterImportRunning = errorDocumentSchema(
+  409,
+  'Another roster import of this organization is running; nothing of this file was written. Send it again when ' +
+    'that import has finished.',
+  ['ROSTER_IMPORT_RUNNING'],
+);
 
 export const JobActivationResource = Type.Object({
   type: Type.Literal('jobs'),

@@ -78,7 +78,7 @@ const importCommand: Command = {
       const progress = startProgress(context, 'Importing roster (bytes)', size);
       let result: RosterImportResult;
       try {
-        result = await importRoster(database.db, {
+        result = await importRoster(database, {
           organizationId,
           source: createReadStream(path),
           onProgress: progress.update,

@@ -126,6 +126,12 @@ export const ERROR_CATALOG = {
     status: 409,
     detail: 'A request with this idempotency key is still being processed; it is safe to retry.',
   },
+  // ours: the operator API's roster upload, one import of an organization at a time
+  ROSTER_IMPORT_RUNNING: {
+    status: 409,
+    detail:
+      'Another roster import of this organization is running; send the file again when it has finished.',
+  },
   UNEXPECTED_ERROR: { status: 500, detail: 'Something unexpected went wrong on our side.' },
   // ours: nothing was done; the same request can succeed later
   SERVICE_UNAVAILABLE: {

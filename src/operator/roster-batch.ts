@@ -153,7 +153,7 @@ export async function writeRosterBatch(
   rows: readonly RosterRow[],
   peopleSeen: ReadonlySet<string>,
 ): Promise<{ outcomes: RowOutcome[]; peopleSeen: ReadonlySet<string> }> {
-  // Imports of one organization take turns batch by batch, and a policy change cannot slip in between.
+  // A policy change cannot slip in between reading the organization and writing its jobs.
   const current = await lockOrganizationForImport(tx, organization.id);
   // Possible only before the organization's first job: later the currency is fixed (setOrganizationPolicy).
   if (current?.currency !== organization.currency) {

@@ -6,6 +6,11 @@ import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { currencyFractionDigits } from './decimal-amount.ts';
 import { notFound } from './organizations.ts';
 import { type RowOutcome, writeRosterBatch } from './roster-batch.ts';
+import {
+  type RosterDatabase,
+  type RosterImportTurns,
+  withRosterImportSession,
+} from './roster-import-turn.ts';
 import { type CsvRecord, readCsvRecords } from './roster-reader.ts';
 import {
   parseRosterHeader,
@@ -96,7 +101,10 @@ async function refreshPlannerStatistics(db: Db): Promise<void> {
 /** One import in progress: the lines read so far, the batch being gathered, and the counts. */
 class RosterImport {
   readonly #db: Db;
+  readonly #turns: RosterImportTurns;
   #target: Target | undefined;
+  /** Gives the organization's turn back; set once the import has taken it. */
+  #giveTurnBack: (() => Promise<void>) | undefined;
   #header: RosterHeader | undefined;
   #pending: RosterRow[] = [];
   #dataRows = 0;
@@ -107,9 +115,22 @@ class RosterImport {
   readonly counts = { created: 0, updated: 0, unchanged: 0, rejected: 0 };
   readonly problems: RosterProblem[] = [];
 
-  constructor(db: Db, target: Target | undefined) {
+  constructor(db: Db, turns: RosterImportTurns) {
     this.#db = db;
+    this.#turns = turns;
+  }
+
+  /** Takes the organization's turn before anything of it is written: refused while another import of it runs. */
+  async begin(target: Target): Promise<void> {
+    this.#giveTurnBack = await this.#turns.take(target);
     this.#target = target;
+  }
+
+  /** Gives the turn back, whether the import succeeded or failed. */
+  async end(): Promise<void> {
+    const giveBack = this.#giveTurnBack;
+    this.#giveTurnBack = undefined;
+    await giveBack?.();
   }
 
   get target(): Target | undefined {
@@ -145,8 +166,8 @@ class RosterImport {
       });
       return 'stop';
     }
-    this.#target ??= await this.#targetOfFirstLine(record);
-    const target = this.#target;
+    if (!this.#target) await this.begin(await this.#targetOfFirstLine(record));
+    const target = this.#target!;
     const parsed = parseRosterRow(record.fields, this.#header, {
       line: record.line,
       fractionDigits: target.fractionDigits,
@@ -249,14 +270,34 @@ class RosterImport {
  * batch meets a conflict with concurrent work, its lines are written one by one, each in its own transaction, so
  * that only the conflicting line is refused. A file whose header is wrong or that names no organization is
  * refused as a whole (InputError) before anything is written.
+ *
+ * Imports of one organization run one at a time: the import takes the organization's turn (roster-import-turn.ts)
+ * as soon as it knows the organization, the one named or the one of the file's first line of workers, before it
+ * writes a line; another import of it meanwhile is refused at once (ROSTER_IMPORT_RUNNING), however it ends.
  */
-export async function importRoster(db: Db, input: RosterImportInput): Promise<RosterImportResult> {
+export function importRoster(
+  database: RosterDatabase,
+  input: RosterImportInput,
+): Promise<RosterImportResult> {
+  return withRosterImportSession(database, async (db, turns) => {
+    const run = new RosterImport(db, turns);
+    let result: RosterImportResult;
+    try {
+      result = await runImport(db, run, input);
+    } catch (error) {
+      // The import's own failure is the one to tell: a turn that cannot be given back went with its session.
+      await run.end().catch(() => {});
+      throw error;
+    }
+    await run.end();
+    return result;
+  });
+}
+
+async function runImport(db: Db, run: RosterImport, input: RosterImportInput): Promise<RosterImportResult> {
   const { organizationId } = input;
-  const target =
-    organizationId === undefined
-      ? undefined
-      : await loadTarget(db, organizationId, () => notFound(organizationId));
-  const run = new RosterImport(db, target);
+  if (organizationId !== undefined)
+    await run.begin(await loadTarget(db, organizationId, () => notFound(organizationId)));
   let bytesRead = 0;
   const chunks = readCsvRecords(input.source, { recordCharsMax: ROSTER_RECORD_CHARS_MAX });
   reading: for await (const chunk of chunks) {

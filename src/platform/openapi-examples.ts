@@ -419,6 +419,11 @@ export function operationExamples(baseUrl: string): Record<string, OperationExam
           { pointer: '' },
         ),
         '404': error('RECORD_NOT_FOUND', 'No organization 182d55a6-49a9-4e7d-abf9-85f35847c580.'),
+        '409': error(
+          'ROSTER_IMPORT_RUNNING',
+          'A roster import of organization Bayside Provisions (8ab73cab-0672-4b07-adf5-fc61ec3afaf3) is already ' +
+            'running; import this file when it has finished.',
+        ),
       },
     },
     // POST /admin/organizations/{organization_id}/invitations

@@ -1,11 +1,14 @@
 import { Type } from 'typebox';
-import { ERROR_CATALOG } from '../errors/catalog.ts';
+import { ERROR_CATALOG, type ErrorCode } from '../errors/catalog.ts';
 
-/** The JSON:API error document every failing operation answers with; one per status in the OpenAPI document. */
-function errorDocumentSchema(status: number, description: string) {
-  const codes = Object.entries(ERROR_CATALOG)
-    .filter(([, entry]) => entry.status === status)
-    .map(([code]) => code);
+/**
+ * The JSON:API error document every failing operation answers with; one per status in the OpenAPI document, listing
+ * the codes of that status, or the `codes` given for a status whose codes belong each to its own operations.
+ */
+export function errorDocumentSchema(status: number, description: string, codes?: readonly ErrorCode[]) {
+  codes ??= (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter(
+    (code) => ERROR_CATALOG[code].status === status,
+  );
   return Type.Object(
     {
       errors: Type.Array(
@@ -38,7 +41,9 @@ export const ErrorResponses = {
   403: errorDocumentSchema(403, 'The token does not allow this operation.'),
   404: errorDocumentSchema(404, 'No such record visible to the caller.'),
   406: errorDocumentSchema(406, 'The Accept header excludes the media type of this operation.'),
-  409: errorDocumentSchema(409, 'A request with the same idempotency key is in flight.'),
+  409: errorDocumentSchema(409, 'A request with the same idempotency key is in flight.', [
+    'IDEMPOTENCY_KEY_LOCKED',
+  ]),
   415: errorDocumentSchema(415, 'The request body is not in the media type this operation reads.'),
   429: errorDocumentSchema(429, 'Rate limited.'),
   500: errorDocumentSchema(500, 'Unexpected error.'),

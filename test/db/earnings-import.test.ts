@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
-import type { Db } from '../../src/db/database.ts';
+import type { Database, Db } from '../../src/db/database.ts';
 import { InputError } from '../../src/errors/input-error.ts';
 import { accountBalancesMinor } from '../../src/ledger/balances.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
@@ -25,14 +25,17 @@ const JOBS = [
 ];
 
 /** An organization with the jobs of JOBS (made by the roster import), and an import of earnings into it. */
-async function setup(options: { db?: Db; policy?: Record<string, unknown>; jobs?: string[] } = {}) {
-  const db = options.db ?? (await testFileDatabase()).db;
+async function setup(
+  options: { database?: Database; policy?: Record<string, unknown>; jobs?: string[] } = {},
+) {
+  const database = options.database ?? (await testFileDatabase());
+  const { db } = database;
   const tag = randomUUID().slice(0, 8);
   const organization = await createOrganization(db, {
     name: `Employer ${tag}`,
     policy: options.policy ?? {},
   });
-  const roster = await importRoster(db, {
+  const roster = await importRoster(database, {
     organizationId: organization.id,
     source: [
       [
@@ -341,7 +344,7 @@ test('a file of several batches: duplicates across batches, the first 1000 rejec
 test('a line of a pay period that payroll closed is rejected; one recorded before it closed stays a duplicate', async (t: TestContext) => {
   // A database of its own: payroll closes every ended period it finds.
   const database = await openTestDatabase(t);
-  const { db, jobs, run } = await setup({ db: database.db });
+  const { db, jobs, run } = await setup({ database });
   // 2026-02-20 is in the period 2026-02-16 to 03-01, which has ended but whose payroll has not run yet; its deposit
   // day, 03-06, has passed: backdated pay, allowed here.
   const early = await run(['p-1,H-1,2026-02-20,8,'], { allowBackdated: true });
@@ -376,7 +379,7 @@ test('a line of a pay period whose deposit day has passed is rejected on its dat
   // last day: the period 2026-02-16 to 03-01 is deposited on 03-11, today at FIXED_NOW, and is still open to pay;
   // the period 2026-02-02 to 02-15 was deposited on 02-25.
   const database = await openTestDatabase(t);
-  const { db, jobs, run } = await setup({ db: database.db, policy: { paydayOffsetDays: 10 } });
+  const { db, jobs, run } = await setup({ database, policy: { paydayOffsetDays: 10 } });
   const h1 = jobs.get('H-1')!;
   const before = await counts(db);
   const refused = await run(['o-1,H-1,2026-03-01,8,', 'o-2,H-1,2026-02-15,8,', 'o-3,H-1,2025-06-02,,50.00']);
@@ -529,7 +532,7 @@ test('corrections: a negative amount lowers pay, a reversal takes a row back onc
 
 test('a correction of a paid period lands on the job’s current paycheck', async (t: TestContext) => {
   const database = await openTestDatabase(t);
-  const { db, jobs, run } = await setup({ db: database.db });
+  const { db, jobs, run } = await setup({ database });
   const early = await run(['q-1,H-1,2026-02-20,8,'], { allowBackdated: true });
   assert.equal(early.recorded, 1);
   await runPayroll(db, new SystemLedger(db), FIXED_NOW);

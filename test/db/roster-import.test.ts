@@ -9,7 +9,8 @@ import { testFileDatabase } from '../helpers/test-database.ts';
 const HEADER = 'primary_identifier,first_name,last_name,email,wage_amount,wage_frequency,activation_status';
 
 async function setup(options: { products?: string[]; currency?: string } = {}) {
-  const { db } = await testFileDatabase();
+  const database = await testFileDatabase();
+  const { db } = database;
   const organization = await createOrganization(db, {
     name: `Employer ${randomUUID().slice(0, 8)}`,
     products: options.products ?? ['ODP'],
@@ -17,7 +18,7 @@ async function setup(options: { products?: string[]; currency?: string } = {}) {
   });
   const tag = randomUUID().slice(0, 8);
   const run = async (...lines: string[]) => {
-    const result = await importRoster(db, {
+    const result = await importRoster(database, {
       organizationId: organization.id,
       source: [[HEADER, ...lines].join('\n')],
     });
@@ -27,6 +28,7 @@ async function setup(options: { products?: string[]; currency?: string } = {}) {
     };
   };
   return {
+    database,
     db,
     organizationId: organization.id,
     tag,
@@ -123,10 +125,10 @@ test('emails that move between workers in one file are applied in file order', a
 test("another employer's roster links its job to the same person but does not change them", async () => {
   const first = await setup();
   await first.run(`S-1,Sam,Lee,${first.email('sam')},20,HOURLY,`);
-  const { db, organizationId } = first;
+  const { database, db, organizationId } = first;
   const second = await createOrganization(db, { name: `Second ${first.tag}` });
   const other = (line: string) =>
-    importRoster(db, { organizationId: second.id, source: [`${HEADER}\n${line}\n`] });
+    importRoster(database, { organizationId: second.id, source: [`${HEADER}\n${line}\n`] });
   const linked = await other(`T-9,Samuel,Lee-Park,${first.email('sam')},30,HOURLY,`);
   assert.equal(linked.created, 1);
   const [person] = await people(db, first.tag);

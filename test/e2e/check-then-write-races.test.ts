@@ -373,7 +373,7 @@ test('check-then-write pairs on two API processes never both act on a stale chec
       const writers: Record<string, () => Promise<unknown>> = {
         'PATCH /rest/jobs': () => patchJob(b, worker, { attributes: { activation_status: 'DEACTIVATED' } }),
         'ewa jobs deactivate': () => deactivateJob(world.db, worker.jobId),
-        'roster import': () => importRoster(world.db, { organizationId, source: [roster] }),
+        'roster import': () => importRoster(world, { organizationId, source: [roster] }),
       };
       for (const [name, write] of Object.entries(writers)) {
         await activateJob(world.db, worker.jobId);
@@ -447,7 +447,7 @@ test('check-then-write pairs on two API processes never both act on a stale chec
     // The test holds the job row: the import locks the person, then waits for the job; the sign-up meanwhile
     // waits for the person, and goes on once the import has committed.
     const hold = await holdRows(world, 'select id from jobs where id = $1 for update', [jobId]);
-    const importing = importRoster(world.db, { organizationId, source: [roster] });
+    const importing = importRoster(world, { organizationId, source: [roster] });
     let importPid: number | undefined;
     assert.ok(
       await until(async () => {

@@ -16,6 +16,7 @@ import { createTestDatabaseTarget } from './test-database.ts';
  */
 export interface MoneyWorld {
   db: Db;
+  kind: 'postgres';
   ledger: SystemLedger;
   earnings: EarningsRecorder;
   /** DATABASE_URL, EWA_DB_SCHEMA and the shared public URLs: what every process of this test is given. */
@@ -40,6 +41,7 @@ export async function openMoneyWorld(t: TestContext): Promise<MoneyWorld> {
   const ledger = new SystemLedger(database.db);
   return {
     db: database.db,
+    kind: 'postgres',
     ledger,
     earnings: new EarningsRecorder(database.db, ledger),
     env: { ...target.env, EWA_DB_POOL_SIZE: '10', ...SHARED_PUBLIC_URLS },
