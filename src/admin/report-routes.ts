@@ -1,10 +1,29 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import type { Db } from '../db/database.ts';
+import { PAGE_KEY } from '../db/keyset-page.ts';
+import { isUuid } from '../domain/uuid.ts';
+import { AppError } from '../errors/app-error.ts';
+import {
+  PAGINATED,
+  pageLinks,
+  pageLinksSchema,
+  pageOf,
+  pageQueryProperties,
+  readPage,
+} from '../platform/pagination.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { remittanceReport } from '../reports/remittance-report.ts';
 import { remittanceCsv, stateReportCsv } from '../reports/report-csv.ts';
 import { readRemittanceInput, readStateReportInput } from '../reports/report-input.ts';
+import {
+  RETURNS_PAGE_LINES,
+  RETURNS_PAYABLE_ORDER,
+  RETURNS_TOTALS_MAX,
+  returnsPayablePage,
+  returnsPayableTotals,
+  returnsReportScope,
+} from '../reports/returns-report.ts';
 import { stateReport } from '../reports/state-report.ts';
 import { pointingAt } from './input-errors.ts';
 import { OPERATOR } from './schemas.ts';
@@ -110,12 +129,74 @@ const RemittanceAttributes = Type.Object({
   ),
 });
 
+const ReturnsQuery = Type.Object(
+  {
+    'filter[organization]': filter(
+      'The employer’s id: its items and totals only. Every employer’s when absent.',
+    ),
+    ...pageQueryProperties(RETURNS_PAGE_LINES),
+  },
+  { additionalProperties: false },
+);
+
+const Decimal = Type.String({ description: 'The amount as the currency writes it: 300.00.' });
+
+const ReturnsPayableResource = Type.Object({
+  type: Type.Literal('returns_payable'),
+  id: Type.String({ format: 'uuid', description: 'The paycheck’s id (PAYOUT) or the advance’s (ADVANCE).' }),
+  attributes: Type.Object({
+    kind: Type.Union([Type.Literal('PAYOUT'), Type.Literal('ADVANCE')], {
+      description:
+        'PAYOUT: a payday payout the bank returned (or the rail refused). ADVANCE: an advance returned after the ' +
+        'paycheck that funded it was paid, its whole amount (fee included).',
+    }),
+    person_id: Type.String({ format: 'uuid' }),
+    email: Type.Union([Type.String(), Type.Null()]),
+    organization_id: Type.String({ format: 'uuid' }),
+    currency: Type.String(),
+    amount_minor: Minor,
+    amount: Decimal,
+    return_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'The ACH return code (R01…) or the rail’s reason.',
+    }),
+    returned_at: Type.String({ format: 'date-time' }),
+  }),
+});
+
+const ReturnsMeta = Type.Object({
+  organization_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  organization_name: Type.Union([Type.String(), Type.Null()]),
+  reconciled: Type.Boolean({
+    description:
+      'Every total equals the balance of the ledger’s RETURNS_PAYABLE account of its organization and currency.',
+  }),
+  totals: Type.Array(
+    Type.Object({
+      organization_id: Type.String({ format: 'uuid' }),
+      currency: Type.String(),
+      items: Count,
+      amount_minor: Minor,
+      amount: Decimal,
+      ledger_minor: Type.Integer({ description: 'The balance of the ledger’s RETURNS_PAYABLE account.' }),
+      ledger: Decimal,
+      differs: Type.Boolean(),
+    }),
+    { description: `Of every item (not of the page); those differing first; at most ${RETURNS_TOTALS_MAX}.` },
+  ),
+  totals_truncated: Type.Boolean({
+    description: `More than ${RETURNS_TOTALS_MAX} organization/currency pairs hold money: filter by organization.`,
+  }),
+});
+
 const query = (request: { query: unknown }, name: string) =>
   (request.query as Record<string, string | undefined>)[`filter[${name}]`];
 const atFilter = (field: string | undefined) => ({ parameter: `filter[${field ?? 'state'}]` });
 
 /** The regulators' per-state report and the employers' remittance, as JSON:API or CSV (what `ewa reports` does). */
-export const adminReportRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
+export const adminReportRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = async (
+  app,
+  { db, baseUrl },
+) => {
   const stateOf = (request: { query: unknown }) =>
     pointingAt(atFilter, async () => {
       const input = readStateReportInput({
@@ -248,6 +329,74 @@ export const adminReportRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { d
       return reply
         .header('content-disposition', `attachment; filename="remittance-${report.from}.csv"`)
         .send(remittanceCsv(report));
+    },
+  );
+
+  app.get(
+    '/admin/reports/returns',
+    {
+      config: { security: OPERATOR.config },
+      schema: {
+        operationId: 'adminReturnsReport',
+        tags,
+        summary: 'What is owed back to workers: returned payday payouts and advances returned after payday',
+        description:
+          'One item per returned payout or advance whose money the ledger holds in RETURNS_PAYABLE, owed to the ' +
+          'worker again, oldest return first; meta.totals sums them per organization and currency beside the ' +
+          'ledger’s RETURNS_PAYABLE balance (what `ewa reports returns` prints). Nothing here pays the money.',
+        security: OPERATOR.openApi,
+        ...PAGINATED,
+        querystring: ReturnsQuery,
+        response: {
+          200: Type.Object({
+            data: Type.Array(ReturnsPayableResource),
+            meta: ReturnsMeta,
+            links: pageLinksSchema(),
+          }),
+          ...errorResponses(400, 401, 403, 404, 406, 500),
+        },
+      },
+    },
+    async (request) => {
+      const organizationText = query(request, 'organization');
+      if (organizationText !== undefined && !isUuid(organizationText))
+        throw new AppError('INVALID_PARAMETERS', {
+          detail: `filter[organization] must be a UUID (got ${JSON.stringify(organizationText.slice(0, 40))}).`,
+          source: { parameter: 'filter[organization]' },
+        });
+      const page = readPage(request.query as Record<string, unknown>, RETURNS_PAYABLE_ORDER, {
+        defaultSize: RETURNS_PAGE_LINES,
+      });
+      const organization = await returnsReportScope(db, organizationText);
+      // The page and the totals of one snapshot.
+      const { rows, totals } = await db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute(async (tx) => ({
+          totals: await returnsPayableTotals(tx, organization?.id),
+          rows: await returnsPayablePage(tx, organization?.id, page),
+        }));
+      const { items, next } = pageOf(
+        rows,
+        page,
+        RETURNS_PAYABLE_ORDER,
+        { baseUrl, path: '/admin/reports/returns', requestUrl: request.url },
+        (row) => [row[PAGE_KEY], row.id],
+      );
+      return {
+        data: items.map(({ id, [PAGE_KEY]: _key, ...attributes }) => ({
+          type: 'returns_payable',
+          id,
+          attributes,
+        })),
+        meta: {
+          organization_id: organization?.id ?? null,
+          organization_name: organization?.name ?? null,
+          ...totals,
+        },
+        ...pageLinks(next),
+      };
     },
   );
 };

@@ -11,7 +11,7 @@ import {
 } from '../money/earnings/earnings-import.ts';
 import { EarningsRecorder } from '../money/earnings/earnings-recorder.ts';
 import { EARNINGS_COLUMNS } from '../money/earnings/earnings-row.ts';
-import { currencyFractionDigits } from '../operator/decimal-amount.ts';
+import { decimalAmount } from '../operator/decimal-amount.ts';
 import {
   type Command,
   inputPath,
@@ -54,10 +54,7 @@ async function countLines(path: string): Promise<number> {
 
 /** Minor units as the currency writes them, by string arithmetic: 12345 USD is 123.45 USD. */
 function money(minor: number, currency: string): string {
-  const digits = currencyFractionDigits(currency);
-  const text = String(minor).padStart(digits + 1, '0');
-  const whole = text.slice(0, text.length - digits);
-  return `${digits > 0 ? `${whole}.${text.slice(-digits)}` : whole} ${currency}`;
+  return `${decimalAmount(minor, currency)} ${currency}`;
 }
 
 function summary(result: EarningsImportResult, seconds: number): string {

@@ -1,9 +1,23 @@
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { remittanceReport } from '../reports/remittance-report.ts';
-import { remittanceCsv, stateReportCsv } from '../reports/report-csv.ts';
+import { csvCell, remittanceCsv, stateReportCsv } from '../reports/report-csv.ts';
 import { readFormat, readRemittanceInput, readStateReportInput } from '../reports/report-input.ts';
+import {
+  eachReturnsPayablePage,
+  RETURNS_PAYABLE_COLUMNS,
+  RETURNS_TOTALS_MAX,
+  returnsPayableTotals,
+  returnsReportScope,
+} from '../reports/returns-report.ts';
 import { stateReport } from '../reports/state-report.ts';
-import { type Command, type Flags, UsageError, writeLine } from './command.ts';
+import {
+  type Command,
+  type Flags,
+  ORGANIZATION_OPTIONS,
+  organizationFlag,
+  UsageError,
+  writeLine,
+} from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
 const text = (flags: Flags, name: string) => {
@@ -111,4 +125,86 @@ const remittance: Command = {
   },
 };
 
-export const reportCommands: readonly Command[] = [state, remittance];
+const returns: Command = {
+  name: 'reports returns',
+  summary: 'What is owed back to workers: returned payday payouts and advances returned after payday',
+  help: [
+    'Usage: ewa reports returns [--organization ORGANIZATION_ID] [--format json|csv]',
+    '',
+    'One line per item the ledger holds in RETURNS_PAYABLE, owed to the worker again, oldest return first: kind',
+    'PAYOUT (a payday payout the bank returned: the paycheck) or ADVANCE (an advance returned after the paycheck that',
+    'funded it was paid: the transfer, fee included), its id, the person and email, the organization, the amount in',
+    "minor units and as a decimal, the currency, the return code (or the rail's reason) and when it came back. Totals",
+    "per organization and currency are set beside the balance of the ledger's RETURNS_PAYABLE account: the exit",
+    'code is 1 when one differs. Nothing here pays the money: pay it by other means.',
+    '',
+    'JSON by default: one document, the totals first, then the lines, read and written a thousand at a time.',
+    `--format csv: the lines (the columns ${RETURNS_PAYABLE_COLUMNS.join(',')}), the totals on standard error.`,
+    `Totals list at most ${RETURNS_TOTALS_MAX.toLocaleString('en')} organization/currency pairs, those differing first.`,
+  ].join('\n'),
+  options: { ...ORGANIZATION_OPTIONS, format: { type: 'string' } },
+  async run(flags, _positionals, context) {
+    const format = asUsage(() => readFormat(text(flags, 'format')));
+    const organizationId = organizationFlag(flags);
+    return withMigratedDatabase(context, async ({ database }) => {
+      const organization = await returnsReportScope(database.db, organizationId);
+      // One snapshot: the lines, their totals and the ledger's balance as of one moment.
+      const totals = await database.db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute(async (tx) => {
+          const found = await returnsPayableTotals(tx, organization?.id);
+          let first = true;
+          if (format === 'csv') writeLine(context.stdout, RETURNS_PAYABLE_COLUMNS.join(','));
+          else {
+            const head = JSON.stringify({
+              organization_id: organization?.id ?? null,
+              organization_name: organization?.name ?? null,
+              ...found,
+            });
+            writeLine(context.stdout, `${head.slice(0, -1)},"lines":[`);
+          }
+          await eachReturnsPayablePage(tx, organization?.id, (lines) => {
+            if (format === 'csv')
+              writeLine(
+                context.stdout,
+                lines
+                  .map((line) => RETURNS_PAYABLE_COLUMNS.map((column) => csvCell(line[column])).join(','))
+                  .join('\n'),
+              );
+            else
+              writeLine(
+                context.stdout,
+                `${first ? '' : ','}${lines.map((line) => JSON.stringify(line)).join(',\n')}`,
+              );
+            first = false;
+          });
+          if (format === 'json') writeLine(context.stdout, ']}');
+          return found;
+        });
+      for (const total of totals.totals)
+        writeLine(
+          context.stderr,
+          `${total.organization_id} ${total.currency}: ${total.items} owed, ${total.amount} ${total.currency}; ` +
+            `ledger RETURNS_PAYABLE ${total.ledger} ${total.currency}${total.differs ? ': DIFFERS' : ''}`,
+        );
+      if (totals.totals.length === 0)
+        writeLine(context.stderr, `Nothing is owed back${organization ? ` by ${organization.name}` : ''}.`);
+      if (totals.totals_truncated)
+        writeLine(
+          context.stderr,
+          `More than ${RETURNS_TOTALS_MAX} organization/currency pairs hold money: name one with --organization.`,
+        );
+      if (totals.reconciled) return 0;
+      writeLine(
+        context.stderr,
+        "ewa reports returns: the items owed differ from the ledger's RETURNS_PAYABLE balance (DIFFERS above): " +
+          'run ewa ledger check.',
+      );
+      return 1;
+    });
+  },
+};
+
+export const reportCommands: readonly Command[] = [state, remittance, returns];

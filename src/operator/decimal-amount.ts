@@ -31,3 +31,11 @@ export function parseDecimalAmount(text: string, fractionDigits: number): number
   const fraction = (match[2] ?? '').padEnd(fractionDigits, '0');
   return Number(`${whole}${fraction}`);
 }
+
+/** Minor units as the currency writes them, by string arithmetic: 12345 USD is "123.45", -5 USD "-0.05". */
+export function decimalAmount(minor: number, currency: string): string {
+  const digits = currencyFractionDigits(currency);
+  const text = String(Math.abs(minor)).padStart(digits + 1, '0');
+  const whole = text.slice(0, text.length - digits);
+  return `${minor < 0 ? '-' : ''}${digits > 0 ? `${whole}.${text.slice(-digits)}` : whole}`;
+}

@@ -195,6 +195,52 @@ export function reportExamples(
       },
       errors: { '400': remittanceError },
     },
+    // GET /admin/reports/returns
+    adminReturnsReport: {
+      answer: {
+        data: [
+          {
+            type: 'returns_payable',
+            id: PAYCHECK,
+            attributes: {
+              kind: 'PAYOUT',
+              person_id: PERSON,
+              email: 'alex.rivera@acme.example',
+              organization_id: ORGANIZATION,
+              currency: 'USD',
+              amount_minor: 30000,
+              amount: '300.00',
+              return_reason: 'R01',
+              returned_at: '2026-03-20T14:00:00.000Z',
+            },
+          },
+        ],
+        meta: {
+          organization_id: ORGANIZATION,
+          organization_name: 'Acme Logistics',
+          reconciled: true,
+          totals: [
+            {
+              organization_id: ORGANIZATION,
+              currency: 'USD',
+              items: 1,
+              amount_minor: 30000,
+              amount: '300.00',
+              ledger_minor: 30000,
+              ledger: '300.00',
+              differs: false,
+            },
+          ],
+          totals_truncated: false,
+        },
+      },
+      errors: {
+        '400': error('INVALID_PARAMETERS', 'filter[organization] must be a UUID (got "acme").', {
+          parameter: 'filter[organization]',
+        }),
+        '404': error('RECORD_NOT_FOUND', `No organization ${UNKNOWN_ORGANIZATION}.`),
+      },
+    },
     // GET /admin/reports/remittance.csv
     adminRemittanceReportCsv: {
       answer:

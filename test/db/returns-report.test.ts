@@ -1,0 +1,356 @@
+/**
+ * `ewa reports returns` and GET /admin/reports/returns on money that really came back: on the ACH rail (EWA_RAIL=ach,
+ * as test/db/ach-rail.test.ts), an advance settled and returned after its paycheck was paid, and two payday payouts
+ * returned (one of another employer), each by a return file the bank drops. The report's lines and totals are
+ * checked against the figures of the flow and against the ledger's RETURNS_PAYABLE balance, read apart. On PGlite,
+ * and PostgreSQL with DATABASE_URL.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { sql } from 'kysely';
+import { runCli } from '../../src/cli/run.ts';
+import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
+import { capture } from '../helpers/cli.ts';
+import { createOrganization } from '../helpers/factories.ts';
+import { advanceBody, createPaidWorker, type PaidWorker, postTransfer } from '../helpers/money.ts';
+import { entryRecordsOf, type ReturnedEntry, returnFile } from '../helpers/nacha.ts';
+import { operatorClient } from '../helpers/operator.ts';
+import { openTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
+
+const FEE_MINOR = 150;
+const RETURNED_AT = '2026-03-16T15:00:00.000Z';
+const LATER_AT = '2026-03-16T16:00:00.000Z';
+
+interface World {
+  app: TestApp;
+  database: TestDatabase;
+  clock: { now: Date };
+  outbound: string;
+  inbound: string;
+}
+
+async function achWorld(t: TestContext): Promise<World> {
+  const folder = await mkdtemp(join(tmpdir(), 'ewa-returns-'));
+  t.after(() => rm(folder, { recursive: true, force: true }));
+  const outbound = join(folder, 'outbound');
+  const inbound = join(folder, 'inbound');
+  const clock = { now: new Date('2026-03-09T12:00:00Z') }; // Monday 08:00 in New York
+  const database = await openTestDatabase(t);
+  const app = await buildTestAppOn(
+    t,
+    database,
+    {
+      EWA_RAIL: 'ach',
+      EWA_ACH_OUTBOUND_DIR: outbound,
+      EWA_ACH_INBOUND_DIR: inbound,
+      EWA_ACH_ODFI: '09100001',
+    },
+    { now: () => clock.now },
+  );
+  return { app, database, clock, outbound, inbound };
+}
+
+async function booksAreSound(world: World) {
+  assert.deepEqual(await checkLedgerInvariants(world.database.db), []);
+}
+
+async function exchange(world: World, at: string) {
+  world.clock.now = new Date(at);
+  const report = await world.app.money.exchangeAchFiles(world.clock.now);
+  await booksAreSound(world);
+  return report;
+}
+
+/** The entry record of a payment (advance or paycheck) as the bank received it in our files. */
+async function sentRecord(world: World, reference: string): Promise<string> {
+  const { rows } = await sql<{ trace_number: string }>`select trace_number from ach_entries
+    where reference = ${reference}::uuid`.execute(world.database.db);
+  const trace = rows[0]!.trace_number;
+  for (const name of (await readdir(world.outbound)).sort()) {
+    const record = entryRecordsOf(await readFile(join(world.outbound, name), 'utf8')).get(trace);
+    if (record) return record;
+  }
+  throw new Error(`no file holds the entry of ${reference}`);
+}
+
+async function bankReturns(
+  world: World,
+  name: string,
+  returned: ReturnedEntry[],
+  createdAt: string,
+  at: string,
+) {
+  await writeFile(join(world.inbound, name), returnFile(returned, { createdAt }));
+  const report = await exchange(world, at);
+  assert.equal(report.returns, returned.length);
+  assert.equal(report.unmatched, 0);
+}
+
+/** RETURNS_PAYABLE of each organization, read from the ledger's entries. */
+async function ledgerReturnsPayable(world: World): Promise<Record<string, number>> {
+  const { rows } = await sql<{ organization_id: string; balance: string | number }>`select a.organization_id,
+      sum(case when e.direction = 'CREDIT' then e.amount_minor else -e.amount_minor end) as balance
+    from ledger_accounts a join ledger_entries e on e.ledger_account_id = a.id
+    where a.kind = 'RETURNS_PAYABLE' group by a.organization_id`.execute(world.database.db);
+  return Object.fromEntries(rows.map((row) => [row.organization_id, Number(row.balance)]));
+}
+
+/** `ewa …` run on the world's open database. */
+async function ewa(world: World, ...argv: string[]) {
+  const run = capture();
+  const code = await runCli(argv, {
+    ...run.context,
+    database: { config: world.app.config, database: world.database },
+  });
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+interface Flow {
+  world: World;
+  acme: string;
+  globex: string;
+  alice: PaidWorker;
+  carol: PaidWorker;
+  bob: PaidWorker;
+  advanceId: string;
+  payoutA: string;
+  payoutB: string;
+}
+
+/**
+ * Carol (Acme) takes 3,000 on Monday 9 March; it settles on Tuesday. Payday (Monday 16 March) pays Alice and
+ * Carol of Acme and Bob of Globex. At 15:00 the bank returns Carol's advance (R03: her paycheck is paid, so it is
+ * owed to her) and Alice's payout (R04); at 16:00 Bob's payout (R01).
+ */
+async function returnsFlow(t: TestContext): Promise<Flow> {
+  const world = await achWorld(t);
+  const { app } = world;
+  const acme = await createOrganization(app, {
+    name: 'Acme',
+    policy: { fee_bank_next_day_minor: FEE_MINOR },
+  });
+  const globex = await createOrganization(app, {
+    name: 'Globex',
+    policy: { fee_bank_next_day_minor: FEE_MINOR },
+  });
+  const now = world.clock.now;
+  const alice = await createPaidWorker(app, { organizationId: acme, earnedMinor: 40_000, now });
+  const carol = await createPaidWorker(app, { organizationId: acme, earnedMinor: 40_000, now });
+  const bob = await createPaidWorker(app, { organizationId: globex, earnedMinor: 40_000, now });
+  const answer = await postTransfer(app, carol.token, advanceBody(carol, { amount: 3_000 }));
+  assert.equal(answer.statusCode, 200, answer.body);
+  const advanceId = answer.json().data.id as string;
+  await app.money.outbox.dispatchDue(world.clock.now);
+  assert.equal((await exchange(world, '2026-03-09T14:31:00Z')).written, 1);
+  assert.equal((await app.money.settle(new Date('2026-03-10T13:00:00Z'))).settled, 1);
+
+  assert.deepEqual(await app.money.payroll(new Date('2026-03-16T13:00:00Z')), {
+    closed: 3,
+    paid: 3,
+    held: 0,
+  });
+  world.clock.now = new Date('2026-03-16T13:00:00Z');
+  await app.money.outbox.dispatchDue(world.clock.now);
+  assert.equal((await exchange(world, '2026-03-16T14:31:00Z')).written, 1);
+  const payout = async (paid: PaidWorker) => {
+    const { rows } = await sql<{ id: string; payout_minor: number }>`select id, payout_minor from paychecks
+      where job_id = ${paid.jobId}::uuid`.execute(world.database.db);
+    return { id: rows[0]!.id, payout: Number(rows[0]!.payout_minor) };
+  };
+  const [payA, payC, payB] = [await payout(alice), await payout(carol), await payout(bob)];
+  assert.deepEqual([payA.payout, payC.payout, payB.payout], [30_000, 27_000, 30_000]);
+
+  await bankReturns(
+    world,
+    'returns-1.ach',
+    [
+      { entryRecord: await sentRecord(world, advanceId), returnCode: 'R03' },
+      { entryRecord: await sentRecord(world, payA.id), returnCode: 'R04' },
+    ],
+    '2603161100',
+    RETURNED_AT,
+  );
+  await bankReturns(
+    world,
+    'returns-2.ach',
+    [{ entryRecord: await sentRecord(world, payB.id), returnCode: 'R01' }],
+    '2603161200',
+    LATER_AT,
+  );
+  // What the ledger holds, read apart from the report: Carol's 3,000 and Alice's 30,000; Bob's 30,000.
+  assert.deepEqual(await ledgerReturnsPayable(world), { [acme]: 33_000, [globex]: 30_000 });
+  return { world, acme, globex, alice, carol, bob, advanceId, payoutA: payA.id, payoutB: payB.id };
+}
+
+async function emailOf(world: World, paid: PaidWorker): Promise<string> {
+  const { rows } = await sql<{ email: string }>`select email from people
+    where id = ${paid.personId}::uuid`.execute(world.database.db);
+  return rows[0]!.email;
+}
+
+async function expectedLines(flow: Flow) {
+  const { world } = flow;
+  const line = async (kind: string, id: string, paid: PaidWorker, organization: string, minor: number) => ({
+    kind,
+    id,
+    person_id: paid.personId,
+    email: await emailOf(world, paid),
+    organization_id: organization,
+    currency: 'USD',
+    amount_minor: minor,
+    amount: `${minor / 100}.00`,
+  });
+  // Carol's advance and Alice's payout came back together: in id order.
+  const first = [
+    { ...(await line('ADVANCE', flow.advanceId, flow.carol, flow.acme, 3_000)), return_reason: 'R03' },
+    { ...(await line('PAYOUT', flow.payoutA, flow.alice, flow.acme, 30_000)), return_reason: 'R04' },
+  ]
+    .map((item) => ({ ...item, returned_at: RETURNED_AT }))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
+  const bob = {
+    ...(await line('PAYOUT', flow.payoutB, flow.bob, flow.globex, 30_000)),
+    return_reason: 'R01',
+    returned_at: LATER_AT,
+  };
+  return [...first, bob];
+}
+
+const total = (organization: string, items: number, minor: number, ledgerMinor = minor) => ({
+  organization_id: organization,
+  currency: 'USD',
+  items,
+  amount_minor: minor,
+  amount: `${minor / 100}.00`,
+  ledger_minor: ledgerMinor,
+  ledger: `${ledgerMinor / 100}.00`,
+  differs: minor !== ledgerMinor,
+});
+
+test('ewa reports returns: each returned payout and advance owed back, with totals equal to RETURNS_PAYABLE', async (t) => {
+  const flow = await returnsFlow(t);
+  const { world, acme, globex } = flow;
+  const lines = await expectedLines(flow);
+  const byName = [acme, globex].sort();
+
+  const all = await ewa(world, 'reports', 'returns');
+  assert.equal(all.code, 0, all.stderr);
+  assert.deepEqual(JSON.parse(all.stdout), {
+    organization_id: null,
+    organization_name: null,
+    reconciled: true,
+    totals: byName.map((id) => (id === acme ? total(acme, 2, 33_000) : total(globex, 1, 30_000))),
+    totals_truncated: false,
+    lines,
+  });
+  assert.match(
+    all.stderr,
+    new RegExp(`${acme} USD: 2 owed, 330.00 USD; ledger RETURNS_PAYABLE 330.00 USD\\n`),
+  );
+
+  // One employer's: its lines and its total only.
+  const ofAcme = await ewa(world, 'reports', 'returns', '--organization', acme.toUpperCase());
+  assert.equal(ofAcme.code, 0, ofAcme.stderr);
+  assert.deepEqual(JSON.parse(ofAcme.stdout), {
+    organization_id: acme,
+    organization_name: 'Acme',
+    reconciled: true,
+    totals: [total(acme, 2, 33_000)],
+    totals_truncated: false,
+    lines: lines.filter((line) => line.organization_id === acme),
+  });
+  const ofGlobex = await ewa(world, 'reports', 'returns', '--org', globex, '--format', 'csv');
+  assert.equal(ofGlobex.code, 0, ofGlobex.stderr);
+  const bob = lines.at(-1)!;
+  assert.equal(
+    ofGlobex.stdout,
+    'kind,id,person_id,email,organization_id,currency,amount_minor,amount,return_reason,returned_at\n' +
+      `PAYOUT,${flow.payoutB},${bob.person_id},${bob.email},${globex},USD,30000,300.00,R01,${LATER_AT}\n`,
+  );
+  assert.equal(ofGlobex.stderr, `${globex} USD: 1 owed, 300.00 USD; ledger RETURNS_PAYABLE 300.00 USD\n`);
+
+  // Input refused on its face (exit 2, naming the flag) or by the records (exit 1): nothing on standard output.
+  const unknown = await ewa(
+    world,
+    'reports',
+    'returns',
+    '--organization',
+    '6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0009',
+  );
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /No organization 6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0009/);
+  assert.equal(unknown.stdout, '');
+  const malformed = await ewa(world, 'reports', 'returns', '--organization', 'acme');
+  assert.equal(malformed.code, 2);
+  assert.match(malformed.stderr, /--organization/);
+  assert.equal(malformed.stdout, '');
+  const format = await ewa(world, 'reports', 'returns', '--format', 'xml');
+  assert.equal(format.code, 2);
+  assert.match(format.stderr, /--format must be json or csv/);
+
+  // A line whose record no longer says it is owed (the books changed by hand): the total differs from the
+  // ledger, the report says so and exits 1.
+  await sql`update transfers set returned_to = 'EARNINGS_BALANCE' where id = ${flow.advanceId}::uuid`.execute(
+    world.database.db,
+  );
+  const differs = await ewa(world, 'reports', 'returns', '--organization', acme);
+  assert.equal(differs.code, 1);
+  const report = JSON.parse(differs.stdout);
+  assert.equal(report.reconciled, false);
+  assert.deepEqual(report.totals, [total(acme, 1, 30_000, 33_000)]);
+  assert.match(differs.stderr, /ledger RETURNS_PAYABLE 330.00 USD: DIFFERS\n/);
+  assert.match(differs.stderr, /run ewa ledger check/);
+});
+
+test('GET /admin/reports/returns: the items owed in pages, the totals with the ledger in meta', async (t) => {
+  const flow = await returnsFlow(t);
+  const { world, acme, globex } = flow;
+  const lines = await expectedLines(flow);
+  const { call } = await operatorClient(world.app);
+  const resource = ({ id, ...attributes }: (typeof lines)[number]) => ({
+    type: 'returns_payable',
+    id,
+    attributes,
+  });
+  const totals = [acme, globex]
+    .sort()
+    .map((id) => (id === acme ? total(acme, 2, 33_000) : total(globex, 1, 30_000)));
+
+  const first = await call('GET', '/admin/reports/returns?page[size]=2');
+  assert.equal(first.statusCode, 200, first.body);
+  const body = first.json();
+  assert.deepEqual(body.data, lines.slice(0, 2).map(resource));
+  assert.deepEqual(body.meta, {
+    organization_id: null,
+    organization_name: null,
+    reconciled: true,
+    totals,
+    totals_truncated: false,
+  });
+  const next = new URL(body.links.next);
+  const second = await call('GET', `${next.pathname}${next.search}`);
+  assert.equal(second.statusCode, 200, second.body);
+  assert.deepEqual(second.json().data, lines.slice(2).map(resource));
+  assert.equal(second.json().links, undefined);
+
+  const ofGlobex = await call('GET', `/admin/reports/returns?filter[organization]=${globex}`);
+  assert.equal(ofGlobex.statusCode, 200, ofGlobex.body);
+  assert.deepEqual(ofGlobex.json().data, lines.slice(2).map(resource));
+  assert.deepEqual(ofGlobex.json().meta.totals, [total(globex, 1, 30_000)]);
+  assert.equal(ofGlobex.json().meta.organization_name, 'Globex');
+
+  const unknown = await call(
+    'GET',
+    '/admin/reports/returns?filter[organization]=6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0009',
+  );
+  assert.equal(unknown.statusCode, 404, unknown.body);
+  const malformed = await call('GET', '/admin/reports/returns?filter[organization]=acme');
+  assert.equal(malformed.statusCode, 400);
+  assert.deepEqual(malformed.json().errors[0].source, { parameter: 'filter[organization]' });
+  const size = await call('GET', '/admin/reports/returns?page[size]=0');
+  assert.equal(size.statusCode, 400);
+  assert.deepEqual(size.json().errors[0].source, { parameter: 'page[size]' });
+});
