@@ -15,6 +15,9 @@ export const SYSTEM_KINDS = [
 ] as const;
 export type SystemKind = (typeof SYSTEM_KINDS)[number];
 
+/** The one system account with a kept balance (migration 0031): owed back to workers, posted to by returns alone. */
+const KEPT_SYSTEM_KIND: SystemKind = 'RETURNS_PAYABLE';
+
 /** The system's ledger accounts for one organization and currency. */
 export type SystemAccounts = Readonly<Record<SystemKind, string>>;
 
@@ -39,9 +42,11 @@ export class SystemLedger {
   async accountsFor(organizationId: string, currency: string): Promise<SystemAccounts> {
     const known = await this.existingIn(this.#db, organizationId, currency);
     if (known) return known;
-    // No kept balance (null): every advance posts to these, and updating one row each would queue them all.
+    // No kept balance (null): every advance posts to these, and updating one row each would queue them all. But
+    // RETURNS_PAYABLE, which only returns post to, keeps one: what is owed back is read without summing the ledger.
     await sql`insert into ledger_accounts (id, kind, currency, organization_id, balance_minor)
-      select gen_random_uuid(), kind, ${currency}, ${organizationId}::uuid, null
+      select gen_random_uuid(), kind, ${currency}, ${organizationId}::uuid,
+        case when kind = ${KEPT_SYSTEM_KIND} then 0 end
       from unnest(${[...SYSTEM_KINDS]}::text[]) as k(kind)
       on conflict (kind, currency, organization_id) where account_id is null and paycheck_id is null
       do nothing`.execute(this.#db);

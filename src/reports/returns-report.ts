@@ -22,9 +22,10 @@ import { namedOrganization } from '../operator/organizations.ts';
  * - ADVANCE: a settled advance returned after a paycheck that funded it was paid: its whole amount_minor (fee
  *   included), the transfer's returned_to RETURNS_PAYABLE, returned_at and failure_reason.
  *
- * The ledger keeps one RETURNS_PAYABLE account per organization and currency (ledger-accounts.ts), with no kept
- * balance: its balance is the sum of its entries. The report sets each organization's and currency's items beside
- * that balance; nothing yet takes money out of the account, so they are equal unless the books were changed by hand.
+ * The ledger keeps one RETURNS_PAYABLE account per organization and currency (ledger-accounts.ts), with its balance
+ * kept on its row (migration 0031; `ewa ledger check` holds it equal to its entries). The report sets each
+ * organization's and currency's items beside that balance; nothing yet takes money out of the account, so they are
+ * equal unless the books were changed by hand.
  */
 
 export type ReturnsPayableKind = 'PAYOUT' | 'ADVANCE';
@@ -80,7 +81,7 @@ export const RETURNS_PAYABLE_ORDER: ListOrder = {
   id: 'r.id',
 };
 
-/** The items owed, of one organization or of all (the partial indexes of migration 0035 find them). */
+/** The items owed, of one organization or of all (the partial indexes of migration 0030 find them). */
 function itemsSql(organizationId: string | undefined): RawBuilder<unknown> {
   const ofOrganization =
     organizationId === undefined ? sql`` : sql`and j.organization_id = ${organizationId}::uuid`;
@@ -122,10 +123,9 @@ export async function returnsPayableTotals(
       select organization_id, currency, count(*) as items, sum(amount_minor) as amount_minor
       from ${itemsSql(organizationId)} i group by organization_id, currency),
     ledger as (
-      select a.organization_id, trim(a.currency) as currency,
-        sum(case when e.direction = 'CREDIT' then e.amount_minor else -e.amount_minor end) as balance
-      from ledger_accounts a join ledger_entries e on e.ledger_account_id = a.id
-      where a.kind = 'RETURNS_PAYABLE' ${ofOrganization}
+      select a.organization_id, trim(a.currency) as currency, sum(a.balance_minor) as balance
+      from ledger_accounts a
+      where a.kind = 'RETURNS_PAYABLE' and a.account_id is null and a.paycheck_id is null ${ofOrganization}
       group by a.organization_id, trim(a.currency))
     select organization_id, currency, coalesce(o.items, 0) as items, coalesce(o.amount_minor, 0) as amount_minor,
       coalesce(l.balance, 0) as ledger_minor

@@ -98,6 +98,55 @@ test('migration 0020 backfills the balances of a database that already has entri
   assert.deepEqual(Object.fromEntries(balances), { [alice.accountId]: 450, [bob.accountId]: 0 });
 });
 
+test('migration 0031 keeps the balance of RETURNS_PAYABLE, made from its entries; new ones keep it from 0', async (t) => {
+  const target = await createTestDatabase(t);
+  const database = await openDatabase(target.config);
+  t.after(() => database.close());
+  const earlier = migrationsBefore('0031');
+  t.after(() => rmSync(earlier, { recursive: true, force: true }));
+  await migrate(database.db, { dir: earlier });
+  const { db } = database;
+  const organization = randomUUID();
+  await db.insertInto('organizations').values({ id: organization, name: 'Owed back' }).execute();
+  const ledger = { funding: randomUUID(), returns: randomUUID() };
+  await sql`insert into ledger_accounts (id, kind, currency, organization_id, balance_minor) values
+    (${ledger.funding}::uuid, 'PROVIDER_FUNDING', 'USD', ${organization}::uuid, null),
+    (${ledger.returns}::uuid, 'RETURNS_PAYABLE', 'USD', ${organization}::uuid, null)`.execute(db);
+  // Two payouts came back (700 and 300), as the code before kept no balance of them.
+  for (const amount of [700, 300]) {
+    const posting = randomUUID();
+    await sql`insert into ledger_postings (id, kind, posted_at) values (${posting}::uuid, 'TEST', now())`.execute(
+      db,
+    );
+    await sql`insert into ledger_entries (posting_id, ledger_account_id, direction, amount_minor, currency) values
+      (${posting}::uuid, ${ledger.funding}::uuid, 'DEBIT', ${amount}, 'USD'),
+      (${posting}::uuid, ${ledger.returns}::uuid, 'CREDIT', ${amount}, 'USD')`.execute(db);
+  }
+
+  assert.equal((await migrate(database.db))[0], '0031_returns_payable_kept');
+  const kept = async (ids: string[]) =>
+    Object.fromEntries(
+      (
+        await db
+          .selectFrom('ledger_accounts')
+          .select(['id', 'balance_minor'])
+          .where('id', 'in', ids)
+          .execute()
+      ).map((row) => [row.id, row.balance_minor === null ? null : Number(row.balance_minor)]),
+    );
+  assert.deepEqual(await kept(Object.values(ledger)), { [ledger.funding]: null, [ledger.returns]: 1000 });
+  assert.deepEqual(await keptViolations(db), []);
+  // An organization's system accounts made now: RETURNS_PAYABLE alone keeps a balance.
+  const other = randomUUID();
+  await db.insertInto('organizations').values({ id: other, name: 'Owed nothing yet' }).execute();
+  const system = await new SystemLedger(db).accountsFor(other, 'USD');
+  assert.deepEqual(await kept([system.RETURNS_PAYABLE, system.PROVIDER_FUNDING, system.FEE_REVENUE]), {
+    [system.RETURNS_PAYABLE]: 0,
+    [system.PROVIDER_FUNDING]: null,
+    [system.FEE_REVENUE]: null,
+  });
+});
+
 test('every posting keeps the balances of the accounts it touches, and the invariant finds one that drifts', async (t) => {
   const target = await createTestDatabase(t);
   const database = await openDatabase(target.config);
@@ -156,12 +205,12 @@ test('every posting keeps the balances of the accounts it touches, and the invar
   });
   const systemKept = await db
     .selectFrom('ledger_accounts')
-    .select('balance_minor')
+    .select(['kind', 'balance_minor'])
     .where('id', 'in', Object.values(system))
     .execute();
   assert.ok(
-    systemKept.every((row) => row.balance_minor === null),
-    'the shared system accounts keep no balance',
+    systemKept.every((row) => (row.kind === 'RETURNS_PAYABLE') === (row.balance_minor !== null)),
+    'the shared system accounts keep no balance, but RETURNS_PAYABLE, which only returns post to',
   );
   assert.deepEqual(await keptViolations(db), []);
 
