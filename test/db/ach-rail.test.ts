@@ -18,6 +18,7 @@ import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import { AchFileSecrets } from '../../src/crypto/ach-file-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
+import { achAttention } from '../../src/jobs/money-jobs.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import type { NachaBatch, NachaEntry } from '../../src/rails/ach/nacha-file.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
@@ -618,14 +619,21 @@ async function sentRecord(world: AchWorld, reference: string): Promise<string> {
   throw new Error(`no file holds the entry of ${reference}`);
 }
 
+/** The return file's headers: addressed to us (IDENTITY) unless `address` says otherwise. */
+const TO_US = {
+  immediateDestination: IDENTITY.immediateOrigin,
+  companyIdentification: IDENTITY.companyIdentification,
+};
+
 async function dropReturns(
   world: AchWorld,
   name: string,
   returned: readonly ReturnedEntry[],
   createdAt: string,
+  address: Partial<typeof TO_US> = {},
 ): Promise<string> {
   const path = join(world.inbound, name);
-  await writeFile(path, returnFile(returned, { createdAt }));
+  await writeFile(path, returnFile(returned, { createdAt, ...TO_US, ...address }));
   return path;
 }
 
@@ -941,6 +949,105 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
   await booksAreSound(world);
 });
 
+test('a return file addressed to another originator is refused whole, nothing applied, and says why', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const alice = await worker(world);
+  const a1 = await advance(world, alice, 5_000);
+  await dispatch(world, 1);
+  assert.deepEqual(await exchange(world, '2026-03-09T14:31:00Z'), {
+    composed: 1,
+    written: 1,
+    ...NOTHING_READ,
+  });
+  const a1Record = await sentRecord(world, a1.id);
+  const before = await moneyState(world.db);
+
+  // The same return of Alice's entry (trace number and amount ours), in files whose headers name another
+  // originator: another immediate destination, another company, and a file with a return of another bank's entry.
+  await dropReturns(
+    world,
+    'other-destination.ach',
+    [{ entryRecord: a1Record, returnCode: 'R01' }],
+    '2603091500',
+    {
+      immediateDestination: '5555555555',
+    },
+  );
+  await dropReturns(
+    world,
+    'other-company.ach',
+    [{ entryRecord: a1Record, returnCode: 'R01' }],
+    '2603091501',
+    {
+      companyIdentification: '5555555555',
+    },
+  );
+  await dropReturns(
+    world,
+    'other-bank.ach',
+    [
+      { entryRecord: a1Record, returnCode: 'R01' },
+      { entryRecord: a1Record, returnCode: 'R03', originalTraceNumber: '123456780000001' },
+    ],
+    '2603091502',
+  );
+  const report = await exchange(world, '2026-03-09T19:00:00Z');
+  assert.deepEqual(report, { composed: 0, written: 0, ...NOTHING_READ, returnFiles: 3, refused: 3 });
+  assert.equal(
+    achAttention(report),
+    '3 return file(s) refused (see ach_return_files.error)',
+    'the operator is told',
+  );
+  assert.equal(await moneyState(world.db), before, 'a file not addressed to us changes nothing');
+  assert.equal((await transferOf(world, a1.id)).status, 'PENDING');
+  const { rows: refused } = await sql<{
+    file_name: string;
+    returns: number;
+    unmatched: number;
+    error: string | null;
+  }>`select file_name, returns, unmatched, error from ach_return_files order by file_name`.execute(world.db);
+  assert.deepEqual(refused, [
+    {
+      file_name: 'other-bank.ach',
+      returns: 0,
+      unmatched: 0,
+      error:
+        'not addressed to us: original trace number 123456780000001 is not of our originating bank (EWA_ACH_ODFI 09100001)',
+    },
+    {
+      file_name: 'other-company.ach',
+      returns: 0,
+      unmatched: 0,
+      error:
+        "not addressed to us: line 2: the batch header's company identification (columns 41-50) is '5555555555', ours (EWA_ACH_COMPANY_ID) is '9876543210'",
+    },
+    {
+      file_name: 'other-destination.ach',
+      returns: 0,
+      unmatched: 0,
+      error:
+        "not addressed to us: line 1: the file header's immediate destination (columns 4-13) is '5555555555', our immediate origin (EWA_ACH_IMMEDIATE_ORIGIN) is '1234567890'",
+    },
+  ]);
+
+  // Read once, refused or not: the next exchange reads nothing. The same return addressed to us applies.
+  assert.deepEqual(await exchange(world, '2026-03-09T19:01:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  await dropReturns(world, 'returns-1.ach', [{ entryRecord: a1Record, returnCode: 'R01' }], '2603091503');
+  assert.deepEqual(await exchange(world, '2026-03-09T19:02:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+    returnFiles: 1,
+    returns: 1,
+  });
+  assert.equal((await transferOf(world, a1.id)).status, 'FAILED');
+  await booksAreSound(world);
+});
+
 test('trace numbers given again after 9,999,999 entries: later files stay valid, a return finds the new entry', async (t) => {
   // March: two advances take the first trace numbers; one settles, the other comes back (R01) before settling.
   const world = await achWorld(t, '2026-03-09T12:00:00Z');
@@ -1094,14 +1201,27 @@ test('a payday remainder through ACH is not delivered before the deposit instant
   await booksAreSound(world);
 });
 
+/**
+ * The golden return file (test/fixtures/ach/returns-golden.ach) as our bank would send it to us: its file header is
+ * addressed to IDENTITY's immediate origin and its trace numbers are of IDENTITY's bank already; its batch headers
+ * get IDENTITY's company identification (columns 41-50, in no control total).
+ */
+async function goldenToUs(): Promise<string> {
+  const text = await readFile(new URL('../fixtures/ach/returns-golden.ach', import.meta.url), 'utf8');
+  assert.equal(text.slice(3, 13), IDENTITY.immediateOrigin);
+  return text
+    .split('\n')
+    .map((line) =>
+      line.startsWith('5') ? `${line.slice(0, 40)}${IDENTITY.companyIdentification}${line.slice(50)}` : line,
+    )
+    .join('\n');
+}
+
 test('notifications of change in a return file are counted, and nothing is done with them', async (t) => {
   const world = await achWorld(t, '2026-03-09T12:00:00Z');
   // Four returns of trace numbers never sent, and one notification of change (test/unit/nacha-returns.test.ts).
   await mkdir(world.inbound, { recursive: true });
-  await copyFile(
-    new URL('../fixtures/ach/returns-golden.ach', import.meta.url),
-    join(world.inbound, 'returns-golden.ach'),
-  );
+  await writeFile(join(world.inbound, 'returns-golden.ach'), await goldenToUs());
   const before = await moneyState(world.db);
   assert.deepEqual(await exchange(world, '2026-03-09T14:31:00Z'), {
     composed: 0,

@@ -139,12 +139,16 @@ const RECEIVING_BANK_TRACE_PREFIX = '02100002';
  * The return file a receiving bank sends back for these entries of our files, one PPD batch: each entry with its
  * return transaction code (22 → 21, 32 → 31) and the bank's own trace number, followed by its return addenda (type
  * 99: the return code, the original trace number, the original receiving bank). Controls are counted here.
+ * Addressed to the originator: the file header's immediate destination is the originator's immediate origin
+ * (`immediateDestination`, the configuration's default '1000000000' unless given), its immediate origin the bank
+ * (' 110000000'); the batch header carries the originator's company identification (default '1000000000').
  */
 export function returnFile(
   returned: readonly ReturnedEntry[],
   options: {
     createdAt: string;
     referenceCode?: string;
+    immediateDestination?: string;
     companyIdentification?: string;
     originatingDfi?: string;
   },
@@ -154,8 +158,9 @@ export function returnFile(
   const digits = (value: number, width: number) => pad(value, width, '0', true);
   const company = options.companyIdentification ?? '1000000000';
   const odfi = options.originatingDfi ?? '11000000';
+  const destination = pad(options.immediateDestination ?? '1000000000', 10, ' ', true);
   const records = [
-    `101 ${'110000000'}${'1000000000'}${options.createdAt}A094101${pad('EWA SERVER', 23)}${pad('SANDBOX BANK', 23)}${pad(options.referenceCode ?? 'RETURNS', 8)}`,
+    `101${destination} ${'110000000'}${options.createdAt}A094101${pad('EWA SERVER', 23)}${pad('SANDBOX BANK', 23)}${pad(options.referenceCode ?? 'RETURNS', 8)}`,
     `5220${pad('EWA SERVER', 16)}${' '.repeat(20)}${company}PPD${pad('EWA ADVANC', 10)}${' '.repeat(6)}${options.createdAt.slice(0, 6)}   1${odfi}${digits(1, 7)}`,
   ];
   let hash = 0;

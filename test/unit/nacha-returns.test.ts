@@ -79,6 +79,14 @@ const EXPECTED = {
     },
   ],
   notifications: [{ changeCode: 'C01', originalTraceNumber: '091000010000005', correctedData: '987654321' }],
+  address: {
+    immediateDestination: '1234567890',
+    immediateOrigin: ' 091000019',
+    batches: [
+      { line: 2, companyIdentification: '1234567890' },
+      { line: 12, companyIdentification: '1234567890' },
+    ],
+  },
 };
 
 test('golden return file: four returns and a notification of change, reported apart', () => {
@@ -370,7 +378,18 @@ test('property: a return of every entry of a written file gives back each entry,
             individualId: e.individualId,
             addendaInformation: '',
           }));
-        assert.deepEqual(parsed, { returns: expected, notifications: [] });
+        assert.deepEqual(parsed, {
+          returns: expected,
+          notifications: [],
+          address: {
+            immediateDestination: ' 091000019',
+            immediateOrigin: '1234567890',
+            batches: batches.map((_, i) => ({
+              line: 2 + i * 2 + batches.slice(0, i).reduce((n, b) => n + b.entries.length * 2, 0),
+              companyIdentification: '1234567890',
+            })),
+          },
+        });
       },
     ),
     { seed: 0x4ac5, numRuns: 100 },

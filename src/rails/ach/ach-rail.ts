@@ -159,6 +159,8 @@ export function createAchRail(options: AchRailOptions): AchRail {
         let refusal: string | null = null;
         try {
           parsed = parseReturnFile(text);
+          refusal = notAddressedToUs(parsed, identity);
+          if (refusal !== null) parsed = undefined;
         } catch (error) {
           refusal = error instanceof Error ? error.message : String(error);
         }
@@ -203,6 +205,33 @@ export function createAchRail(options: AchRailOptions): AchRail {
       return report;
     },
   };
+}
+
+/**
+ * Why a return file is not ours to apply, or null when it is: a file the bank meant for another originator (a shared
+ * folder, a misrouted transfer) would otherwise apply wherever its trace numbers and amounts happen to match ours.
+ * Ours means: the file header's immediate destination is our immediate origin (the file answers ours), every batch
+ * header names our company identification, and every return and notification of change names an original trace
+ * number of our originating bank. The batch headers' originating DFI is not compared: in a return it names the bank
+ * that returned the entry. Spaces around the ten-character fields are not significant.
+ */
+export function notAddressedToUs(
+  parsed: ReturnType<typeof parseReturnFile>,
+  identity: AchIdentity,
+): string | null {
+  const { address } = parsed;
+  const prefix = 'not addressed to us: ';
+  if (address.immediateDestination.trim() !== identity.immediateOrigin.trim())
+    return `${prefix}line 1: the file header's immediate destination (columns 4-13) is '${address.immediateDestination}', our immediate origin (EWA_ACH_IMMEDIATE_ORIGIN) is '${identity.immediateOrigin}'`;
+  for (const batch of address.batches) {
+    if (batch.companyIdentification.trim() !== identity.companyIdentification.trim())
+      return `${prefix}line ${batch.line}: the batch header's company identification (columns 41-50) is '${batch.companyIdentification}', ours (EWA_ACH_COMPANY_ID) is '${identity.companyIdentification}'`;
+  }
+  for (const entry of [...parsed.returns, ...parsed.notifications]) {
+    if (!entry.originalTraceNumber.startsWith(identity.originatingDfi))
+      return `${prefix}original trace number ${entry.originalTraceNumber} is not of our originating bank (EWA_ACH_ODFI ${identity.originatingDfi})`;
+  }
+  return null;
 }
 
 /**

@@ -39,6 +39,17 @@ export interface AchNotificationOfChange {
   correctedData: string;
 }
 
+/**
+ * Whom a return file is for, as its headers say: the file header's immediate destination (4-13: the originator,
+ * our immediate origin as our files give it) and immediate origin (14-23: the bank that sent it), and each batch
+ * header's company identification (41-50: the originator's, as in the entries returned), with its line.
+ */
+export interface ReturnFileAddress {
+  immediateDestination: string;
+  immediateOrigin: string;
+  batches: { line: number; companyIdentification: string }[];
+}
+
 /** The common return reason codes, in our words; the Nacha Operating Rules hold the authoritative text. */
 export const RETURN_REASONS: Readonly<Record<string, string>> = Object.freeze({
   R01: 'insufficient funds',
@@ -135,7 +146,7 @@ function checkControl(
   }
 }
 
-type Parsed = { returns: AchReturn[]; notifications: AchNotificationOfChange[] };
+type Parsed = { returns: AchReturn[]; notifications: AchNotificationOfChange[]; address: ReturnFileAddress };
 
 /** Reads one entry (line `index`) and its addenda (the next line) into `parsed`, and adds it to `tally`. */
 function readEntry(lines: string[], index: number, tally: Totals, parsed: Parsed): void {
@@ -195,6 +206,7 @@ function readEntry(lines: string[], index: number, tally: Totals, parsed: Parsed
 /** Reads the batch whose header is line `index`; returns the index of the line after its control record. */
 function readBatch(lines: string[], index: number, file: Totals, parsed: Parsed): number {
   const header = lines[index]!;
+  parsed.address.batches.push({ line: index + 1, companyIdentification: columns(header, 41, 50) });
   const batch = emptyTotals();
   let at = index + 1;
   while (lines[at]?.[0] === '6') {
@@ -221,11 +233,18 @@ function readBatch(lines: string[], index: number, file: Totals, parsed: Parsed)
 export function parseReturnFile(text: string): {
   returns: AchReturn[];
   notifications: AchNotificationOfChange[];
+  address: ReturnFileAddress;
 } {
   const lines = recordsOf(text);
-  if (lines[0]?.[0] !== '1')
+  const header = lines[0];
+  if (header?.[0] !== '1')
     throw new NachaFormatError('a file starts with its file header record', { line: 1 });
-  const parsed: Parsed = { returns: [], notifications: [] };
+  const address = {
+    immediateDestination: columns(header, 4, 13),
+    immediateOrigin: columns(header, 14, 23),
+    batches: [],
+  };
+  const parsed: Parsed = { returns: [], notifications: [], address };
   const file = emptyTotals();
   let batchCount = 0;
   let at = 1;
