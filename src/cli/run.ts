@@ -6,6 +6,7 @@ import { MigrationError } from '../db/migrate.ts';
 import { NotAClusterError } from '../db/not-a-cluster-error.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
+import { achCommands } from './ach.ts';
 import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
 import { complaintCommands } from './complaints.ts';
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   ...jobCommands,
   ...earningsCommands,
   ...payrollCommands,
+  ...achCommands,
   ...sandboxCommands,
   ...webhookCommands,
   ...complianceCommands,

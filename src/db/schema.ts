@@ -357,6 +357,20 @@ export interface AchReturnFilesTable {
   error: string | null;
 }
 
+/** A return that matched no entry of ours, or not its amount (0040): nothing applied, kept for a person. */
+export interface AchUnmatchedReturnsTable {
+  file_sha256: string;
+  /** Its place among its file's returns, from 1. */
+  position: number;
+  original_trace_number: string;
+  amount_minor: number;
+  return_code: string;
+  transaction_code: number;
+  individual_id: string;
+  addenda_information: string;
+  received_at: RequiredTimestamp;
+}
+
 export interface AchReturnsTable {
   /** The entry returned (0026): trace numbers are given again, so they name no entry alone. */
   instruction_id: string;
@@ -545,6 +559,7 @@ export interface DB {
   ach_files: AchFilesTable;
   ach_return_files: AchReturnFilesTable;
   ach_returns: AchReturnsTable;
+  ach_unmatched_returns: AchUnmatchedReturnsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_secrets: WebhookSecretsTable;
   webhook_events: WebhookEventsTable;

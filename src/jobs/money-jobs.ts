@@ -56,14 +56,15 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
 
 /**
  * What an operator must look at after an ACH exchange: return files refused (their reason is in
- * `ach_return_files.error`; delete that row to read the file again once fixed) and returns that match none of our
- * entries, or not their amount (nothing was applied for them), and notifications of change, which nothing applies.
+ * `ach_return_files.error`, listed by `ewa ach returns`; delete that row to read the file again once fixed) and
+ * returns that match none of our entries, or not their amount (nothing was applied for them; kept in
+ * ach_unmatched_returns, listed by `ewa ach returns --unmatched`), and notifications of change, which nothing applies.
  */
 export function achAttention(report: Record<string, number>): string | undefined {
   const problems = [
-    report.refused ? `${report.refused} return file(s) refused (see ach_return_files.error)` : '',
+    report.refused ? `${report.refused} return file(s) refused (see \`ewa ach returns\`)` : '',
     report.unmatched
-      ? `${report.unmatched} return(s) matching no entry of ours and amount (not applied)`
+      ? `${report.unmatched} return(s) matching no entry of ours and amount (not applied; see \`ewa ach returns --unmatched\`)`
       : '',
     report.notifications
       ? `${report.notifications} notification(s) of change (update those bank accounts by hand)`

@@ -510,9 +510,9 @@ test('with EWA_RAIL=ach, settle sends the outbox, cuts the ACH file due and sett
   assert.equal(refused.code, 1, refused.stderr);
   assert.equal(
     refused.stderr,
-    'ewa settle: the ACH return files need attention: 1 return file(s) refused (see ach_return_files.error).\n',
+    'ewa settle: the ACH return files need attention: 1 return file(s) refused (see `ewa ach returns`).\n',
   );
-  assert.equal(refused.json().attention, '1 return file(s) refused (see ach_return_files.error)');
+  assert.equal(refused.json().attention, '1 return file(s) refused (see `ewa ach returns`)');
   assert.equal(refused.json().ach_returns, 0);
 });
 

@@ -16,12 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
+import { runCli } from '../../src/cli/run.ts';
 import { AchFileSecrets } from '../../src/crypto/ach-file-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
 import { achAttention } from '../../src/jobs/money-jobs.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import type { NachaBatch, NachaEntry } from '../../src/rails/ach/nacha-file.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
+import { capture } from '../helpers/cli.ts';
 import { createOrganization } from '../helpers/factories.ts';
 import {
   addBankAccount,
@@ -156,6 +158,12 @@ async function dispatch(world: AchWorld, expected: number): Promise<void> {
 
 async function booksAreSound(world: AchWorld): Promise<void> {
   assert.deepEqual(await checkLedgerInvariants(world.db), []);
+}
+
+interface ReturnFileRow {
+  file_name: string;
+  status: string;
+  error: string | null;
 }
 
 interface EntryRow {
@@ -347,6 +355,17 @@ async function expectFile(
   const { rows: inWindow } = await sql<{ n: number }>`select count(*)::integer as n from ach_entries
     where window_id = ${file.windowId}`.execute(world.db);
   assert.equal(inWindow[0]?.n, payments.length, 'the file holds every entry of its window');
+}
+
+/** `ewa …` on the world's database, as a running server runs it; its exit code and its --json answer's data. */
+async function ewaOn(world: AchWorld, ...argv: string[]): Promise<{ code: number; data: unknown[] }> {
+  const run = capture();
+  const code = await runCli(argv, {
+    ...run.context,
+    database: { config: world.app.config, database: world.app.database },
+  });
+  assert.equal(run.stderr(), '');
+  return { code, data: (JSON.parse(run.stdout()) as { data: unknown[] }).data };
 }
 
 /** The scheduled exchange at `at`: the files due cut and written, the return files read; the books checked. */
@@ -760,6 +779,48 @@ test('return files: R01-R04 before settlement fail, after settlement reverse, ea
     notifications: 0,
   });
   assert.equal(await moneyState(world.db), before, 'a return of another amount changes nothing');
+  // Each unmatched return is kept as the file gave it, for a person: latest first.
+  const b1Record = await sentRecord(world, b1.id);
+  const files = new Map(
+    ((await ewaOn(world, 'ach', 'returns', '--json')).data as { file_name: string; sha256: string }[]).map(
+      (f) => [f.file_name, f.sha256],
+    ),
+  );
+  assert.deepEqual(await ewaOn(world, 'ach', 'returns', '--unmatched', '--json'), {
+    code: 0,
+    data: [
+      {
+        file_sha256: files.get('returns-other-amount.ach'),
+        file_name: 'returns-other-amount.ach',
+        position: 1,
+        received_at: '2026-03-09T20:01:00.000Z',
+        original_trace_number: c1Record.slice(79, 94),
+        amount_minor: Number(otherAmount),
+        return_code: 'R03',
+        return_reason: 'no account / unable to locate account',
+        transaction_code: 21,
+        individual_id: c1Record.slice(39, 54).trimEnd(),
+        addenda_information: '',
+      },
+      {
+        file_sha256: files.get('returns-unknown.ach'),
+        file_name: 'returns-unknown.ach',
+        position: 1,
+        received_at: '2026-03-09T20:00:00.000Z',
+        original_trace_number: `${IDENTITY.originatingDfi}9999999`,
+        amount_minor: Number(b1Record.slice(29, 39)),
+        return_code: 'R03',
+        return_reason: 'no account / unable to locate account',
+        transaction_code: 21,
+        individual_id: b1Record.slice(39, 54).trimEnd(),
+        addenda_information: '',
+      },
+    ],
+  });
+  assert.deepEqual(await ewaOn(world, 'ach', 'returns', '--unmatched', '--limit', '1', '--json'), {
+    code: 0,
+    data: [(await ewaOn(world, 'ach', 'returns', '--unmatched', '--json')).data[0]],
+  });
   const { rows: read } = await sql<{
     file_name: string;
     returns: number;
@@ -995,7 +1056,7 @@ test('a return file addressed to another originator is refused whole, nothing ap
   assert.deepEqual(report, { composed: 0, written: 0, ...NOTHING_READ, returnFiles: 3, refused: 3 });
   assert.equal(
     achAttention(report),
-    '3 return file(s) refused (see ach_return_files.error)',
+    '3 return file(s) refused (see `ewa ach returns`)',
     'the operator is told',
   );
   assert.equal(await moneyState(world.db), before, 'a file not addressed to us changes nothing');
@@ -1029,6 +1090,16 @@ test('a return file addressed to another originator is refused whole, nothing ap
         "not addressed to us: line 1: the file header's immediate destination (columns 4-13) is '5555555555', our immediate origin (EWA_ACH_IMMEDIATE_ORIGIN) is '1234567890'",
     },
   ]);
+
+  // The operator's listing says the same, latest first.
+  assert.deepEqual(
+    ((await ewaOn(world, 'ach', 'returns', '--json')).data as ReturnFileRow[]).map((f) => [
+      f.file_name,
+      f.status,
+      f.error,
+    ]),
+    refused.reverse().map((f) => [f.file_name, 'REFUSED', f.error]),
+  );
 
   // Read once, refused or not: the next exchange reads nothing. The same return addressed to us applies.
   assert.deepEqual(await exchange(world, '2026-03-09T19:01:00Z'), {

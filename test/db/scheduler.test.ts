@@ -157,7 +157,7 @@ test('a job done with something to look at (an ACH return file refused) is logge
   const scheduler = new Scheduler({ db, now: fakeClock(T0).now, logger, tickMs: 1000 }).register(job);
   assert.deepEqual(await scheduler.runDue(), [{ job: job.name, runKey: 'key-1', state: 'DONE' }]);
   assert.deepEqual(logger.errors, [
-    'scheduled job needs attention: 1 return file(s) refused (see ach_return_files.error); 1 return(s) matching no entry of ours and amount (not applied)',
+    'scheduled job needs attention: 1 return file(s) refused (see `ewa ach returns`); 1 return(s) matching no entry of ours and amount (not applied; see `ewa ach returns --unmatched`)',
   ]);
   assert.equal(
     achAttention({ composed: 1, written: 1, returnFiles: 1, returns: 1, unmatched: 0, refused: 0 }),

@@ -168,9 +168,10 @@ export function createAchRail(options: AchRailOptions): AchRail {
           // The file's row is the claim: a file read before (by this process or another) is skipped.
           if (!parsed) return (await claimFile(tx, sha256, name, now, 0, 0, refusal)) ? 'refused' : undefined;
           const returns = parsed.returns;
-          const { matched, entryOf } = await matchReturns(tx, returns, now);
-          const unmatched = returns.length - matched.length;
+          const { matched, unmatchedAt, entryOf } = await matchReturns(tx, returns, now);
+          const unmatched = unmatchedAt.length;
           if (!(await claimFile(tx, sha256, name, now, returns.length, unmatched, null))) return undefined;
+          await keepUnmatched(tx, sha256, returns, unmatchedAt, now);
           // A return of an entry already returned (another file, or another process, told it first) is applied once.
           const { rows: fresh } = await sql<{
             instruction_id: string;
@@ -271,13 +272,17 @@ async function matchReturns(tx: Tx, returns: readonly AchReturn[], now: Date) {
   const candidates = Map.groupBy(rows, (row) => row.trace_number);
   const taken = new Set<string>();
   const matched: { instructionId: string; traceNumber: string; returnCode: string }[] = [];
-  for (const r of returns) {
+  const unmatchedAt: number[] = [];
+  for (const [index, r] of returns.entries()) {
     const same = (candidates.get(r.originalTraceNumber) ?? []).filter(
       (e) => Number(e.amount_minor) === r.amountMinor,
     );
     const open = same.find((e) => !e.returned && !taken.has(e.instruction_id));
     const entry = open ?? same[0];
-    if (!entry) continue;
+    if (!entry) {
+      unmatchedAt.push(index);
+      continue;
+    }
     taken.add(entry.instruction_id);
     matched.push({
       instructionId: entry.instruction_id,
@@ -285,7 +290,32 @@ async function matchReturns(tx: Tx, returns: readonly AchReturn[], now: Date) {
       returnCode: r.returnCode,
     });
   }
-  return { matched, entryOf: new Map(rows.map((row) => [row.instruction_id, row])) };
+  return { matched, unmatchedAt, entryOf: new Map(rows.map((row) => [row.instruction_id, row])) };
+}
+
+/**
+ * Keeps the returns of a file that matched nothing (`unmatchedAt`: their indexes in `returns`), as the file gave
+ * them, for a person (`ewa ach returns --unmatched`): nothing was applied for them.
+ */
+async function keepUnmatched(
+  tx: Tx,
+  sha256: string,
+  returns: readonly AchReturn[],
+  unmatchedAt: readonly number[],
+  now: Date,
+): Promise<void> {
+  if (unmatchedAt.length === 0) return;
+  const kept = unmatchedAt.map((index) => ({ position: index + 1, ...returns[index]! }));
+  await sql`insert into ach_unmatched_returns (file_sha256, position, original_trace_number, amount_minor,
+      return_code, transaction_code, individual_id, addenda_information, received_at)
+    select ${sha256}, position, original_trace_number, amount_minor, return_code, transaction_code, individual_id,
+      addenda_information, ${now.toISOString()}::timestamptz
+    from unnest(${kept.map((r) => r.position)}::integer[], ${kept.map((r) => r.originalTraceNumber)}::text[],
+      ${kept.map((r) => r.amountMinor)}::bigint[], ${kept.map((r) => r.returnCode)}::text[],
+      ${kept.map((r) => r.transactionCode)}::integer[], ${kept.map((r) => r.individualId)}::text[],
+      ${kept.map((r) => r.addendaInformation)}::text[])
+      as r(position, original_trace_number, amount_minor, return_code, transaction_code, individual_id,
+        addenda_information)`.execute(tx);
 }
 
 async function acceptanceOf(tx: Tx, instructionId: string): Promise<RailAcceptance | undefined> {
