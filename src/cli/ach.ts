@@ -1,11 +1,13 @@
 import {
   ACH_RETURN_LISTING_MAX,
+  type ChangeNotificationRecord,
+  listChangeNotifications,
   listReturnFiles,
   listUnmatchedReturns,
   type ReturnFileRecord,
   type UnmatchedReturnRecord,
 } from '../rails/ach/ach-return-records.ts';
-import { type Command, positiveInteger, writeLine } from './command.ts';
+import { type Command, positiveInteger, UsageError, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
 const LIMIT_DEFAULT = 100;
@@ -18,7 +20,7 @@ function fileLine(file: ReturnFileRecord): string {
   const what =
     file.status === 'REFUSED'
       ? `REFUSED  ${file.error}`
-      : `READ     ${file.returns} return(s), ${file.unmatched} unmatched`;
+      : `READ     ${file.returns} return(s), ${file.unmatched} unmatched, ${file.notifications} notification(s) of change`;
   return `${file.read_at}  ${file.file_name}  sha256 ${file.sha256.slice(0, 16)}  ${what}`;
 }
 
@@ -28,11 +30,20 @@ function unmatchedLine(r: UnmatchedReturnRecord): string {
   return `${r.received_at}  ${r.file_name} #${r.position}  ${r.return_code}${reason}  trace ${r.original_trace_number}  ${money(r.amount_minor)}  id ${r.individual_id || '-'}  transaction code ${r.transaction_code}${addenda}`;
 }
 
+function changeLine(n: ChangeNotificationRecord): string {
+  const reason = n.change_reason ? ` (${n.change_reason})` : '';
+  const entry = n.entry
+    ? `${n.entry.purpose} ${n.entry.reference} of ${n.entry.effective_date}, account ${n.entry.account_id} (routing number now ${n.entry.account_routing_number ?? '-'}), person ${n.entry.person_id ?? '-'}`
+    : 'no entry of ours';
+  return `${n.received_at}  ${n.file_name} #${n.position}  ${n.change_code}${reason}  corrected data "${n.corrected_data}"  trace ${n.original_trace_number}  ${entry}`;
+}
+
 const returns: Command = {
   name: 'ach returns',
-  summary: 'The ACH return files read (refused ones with why), and the returns that matched nothing',
+  summary:
+    'The ACH return files read (refused ones with why), the returns that matched nothing, the notifications of change',
   help: [
-    'Usage: ewa ach returns [--unmatched] [--limit N] [--json]',
+    'Usage: ewa ach returns [--unmatched | --changes] [--limit N] [--json]',
     '',
     'Without a flag: the return files read from EWA_ACH_INBOUND_DIR, latest first: when, name, the first 16',
     'characters of its SHA-256, and READ with its return count and how many matched nothing, or REFUSED with the',
@@ -40,10 +51,16 @@ const returns: Command = {
     '--unmatched: the returns that matched no entry of ours, or not its amount (nothing was applied for them),',
     'latest first: when and in which file (#N: its Nth return), the return code, the original trace number, the',
     'amount, the individual id, the transaction code and the addenda information the bank gave.',
+    '--changes: the notifications of change (COR entries: the bank says how to correct a bank account), latest',
+    'first: the change code in words, the corrected data as the bank gave it (addenda columns 36-64), the original',
+    'trace number, and the entry it is about: payment, account (with its routing number now) and person. Nothing',
+    "applies them: the bank details are the worker's; update them through the worker (or by hand) and the next",
+    'entries go out corrected.',
     `At most --limit rows (1 to ${ACH_RETURN_LISTING_MAX}; ${LIMIT_DEFAULT} by default). --json: {"data": [...]}.`,
   ].join('\n'),
   options: {
     unmatched: { type: 'boolean' },
+    changes: { type: 'boolean' },
     limit: { type: 'string' },
     json: { type: 'boolean' },
   },
@@ -52,7 +69,15 @@ const returns: Command = {
       flags.limit === undefined
         ? LIMIT_DEFAULT
         : positiveInteger('limit', flags.limit, ACH_RETURN_LISTING_MAX);
+    if (flags.unmatched && flags.changes) throw new UsageError('give one of --unmatched and --changes.');
     return withMigratedDatabase(context, async ({ database }) => {
+      if (flags.changes) {
+        const rows = await listChangeNotifications(database.db, limit);
+        if (flags.json) writeLine(context.stdout, JSON.stringify({ data: rows }));
+        else if (rows.length === 0) writeLine(context.stdout, 'No notifications of change.');
+        else for (const row of rows) writeLine(context.stdout, changeLine(row));
+        return 0;
+      }
       if (flags.unmatched) {
         const rows = await listUnmatchedReturns(database.db, limit);
         if (flags.json) writeLine(context.stdout, JSON.stringify({ data: rows }));

@@ -371,6 +371,22 @@ export interface AchUnmatchedReturnsTable {
   received_at: RequiredTimestamp;
 }
 
+/** A notification of change (0041): kept with the entry it is about, never applied. */
+export interface AchChangeNotificationsTable {
+  file_sha256: string;
+  /** Its place among its file's notifications of change, from 1. */
+  position: number;
+  original_trace_number: string;
+  change_code: string;
+  corrected_data: string;
+  transaction_code: number;
+  individual_id: string;
+  original_receiving_dfi: string;
+  /** The entry it is about; null when it names none of ours. */
+  instruction_id: string | null;
+  received_at: RequiredTimestamp;
+}
+
 export interface AchReturnsTable {
   /** The entry returned (0026): trace numbers are given again, so they name no entry alone. */
   instruction_id: string;
@@ -560,6 +576,7 @@ export interface DB {
   ach_return_files: AchReturnFilesTable;
   ach_returns: AchReturnsTable;
   ach_unmatched_returns: AchUnmatchedReturnsTable;
+  ach_change_notifications: AchChangeNotificationsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_secrets: WebhookSecretsTable;
   webhook_events: WebhookEventsTable;

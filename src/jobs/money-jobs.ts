@@ -58,7 +58,8 @@ export function moneyJobs(core: MoneyCore, _config: Config): ScheduledJob[] {
  * What an operator must look at after an ACH exchange: return files refused (their reason is in
  * `ach_return_files.error`, listed by `ewa ach returns`; delete that row to read the file again once fixed) and
  * returns that match none of our entries, or not their amount (nothing was applied for them; kept in
- * ach_unmatched_returns, listed by `ewa ach returns --unmatched`), and notifications of change, which nothing applies.
+ * ach_unmatched_returns, listed by `ewa ach returns --unmatched`), and notifications of change, which nothing applies
+ * (kept in ach_change_notifications, listed by `ewa ach returns --changes`).
  */
 export function achAttention(report: Record<string, number>): string | undefined {
   const problems = [
@@ -67,7 +68,7 @@ export function achAttention(report: Record<string, number>): string | undefined
       ? `${report.unmatched} return(s) matching no entry of ours and amount (not applied; see \`ewa ach returns --unmatched\`)`
       : '',
     report.notifications
-      ? `${report.notifications} notification(s) of change (update those bank accounts by hand)`
+      ? `${report.notifications} notification(s) of change (update those bank accounts by hand; see \`ewa ach returns --changes\`)`
       : '',
   ].filter(Boolean);
   return problems.length > 0 ? problems.join('; ') : undefined;

@@ -5,7 +5,7 @@ import { cliDatabaseEnv, ewa, inDatabase } from '../helpers/cli.ts';
 const READ = 'a'.repeat(64);
 const REFUSED = 'b'.repeat(64);
 
-test('ewa ach returns: the return files read, latest first, refused ones with why; --unmatched: what matched nothing', async (t) => {
+test('ewa ach returns: the return files read, latest first, refused ones with why; --unmatched: what matched nothing; --changes: notifications of change', async (t) => {
   const env = await cliDatabaseEnv(t);
   assert.deepEqual(await ewa(env, 'ach', 'returns').then((r) => [r.code, r.stdout]), [
     0,
@@ -52,6 +52,21 @@ test('ewa ach returns: the return files read, latest first, refused ones with wh
         received_at: new Date('2026-03-09T19:00:00Z'),
       })
       .execute();
+    await db
+      .insertInto('ach_change_notifications')
+      .values({
+        file_sha256: READ,
+        position: 1,
+        original_trace_number: '091000019999998',
+        change_code: 'C02',
+        corrected_data: '021000021',
+        transaction_code: 21,
+        individual_id: 'TRF0002',
+        original_receiving_dfi: '11000000',
+        instruction_id: null,
+        received_at: new Date('2026-03-09T19:00:00Z'),
+      })
+      .execute();
   });
   const files = await ewa(env, 'ach', 'returns');
   assert.equal(files.code, 0, files.stderr);
@@ -59,7 +74,7 @@ test('ewa ach returns: the return files read, latest first, refused ones with wh
     files.stdout,
     [
       `2026-03-10T19:00:00.000Z  returns-2.ach  sha256 ${'b'.repeat(16)}  REFUSED  line 3: entry without its addenda record`,
-      `2026-03-09T19:00:00.000Z  returns-1.ach  sha256 ${'a'.repeat(16)}  READ     3 return(s), 1 unmatched`,
+      `2026-03-09T19:00:00.000Z  returns-1.ach  sha256 ${'a'.repeat(16)}  READ     3 return(s), 1 unmatched, 1 notification(s) of change`,
       '',
     ].join('\n'),
   );
@@ -72,6 +87,7 @@ test('ewa ach returns: the return files read, latest first, refused ones with wh
         status: 'REFUSED',
         returns: 0,
         unmatched: 0,
+        notifications: 0,
         error: 'line 3: entry without its addenda record',
       },
     ],
@@ -81,6 +97,14 @@ test('ewa ach returns: the return files read, latest first, refused ones with wh
     unmatched.stdout,
     '2026-03-09T19:00:00.000Z  returns-1.ach #2  R01 (insufficient funds)  trace 091000019999999  125.00 USD  id TRF0001  transaction code 21  "BALANCE BELOW ENTRY AMOUNT"\n',
   );
+  const changes = await ewa(env, 'ach', 'returns', '--changes');
+  assert.equal(
+    changes.stdout,
+    '2026-03-09T19:00:00.000Z  returns-1.ach #1  C02 (incorrect routing number: the correct one in 1-9)  corrected data "021000021"  trace 091000019999998  no entry of ours\n',
+  );
+  const both = await ewa(env, 'ach', 'returns', '--unmatched', '--changes');
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /^ewa ach returns: give one of --unmatched and --changes\./);
   const wrong = await ewa(env, 'ach', 'returns', '--limit', '0');
   assert.equal(wrong.code, 2);
   assert.match(wrong.stderr, /^ewa ach returns: --limit must be a whole number from 1 to 1000/);

@@ -1288,7 +1288,7 @@ async function goldenToUs(): Promise<string> {
     .join('\n');
 }
 
-test('notifications of change in a return file are counted, and nothing is done with them', async (t) => {
+test('the golden file: its returns of entries never sent are kept unmatched, its notification of change kept too', async (t) => {
   const world = await achWorld(t, '2026-03-09T12:00:00Z');
   // Four returns of trace numbers never sent, and one notification of change (test/unit/nacha-returns.test.ts).
   await mkdir(world.inbound, { recursive: true });
@@ -1303,4 +1303,147 @@ test('notifications of change in a return file are counted, and nothing is done 
     notifications: 1,
   });
   assert.equal(await moneyState(world.db), before, 'a notification of change changes nothing');
+  const { data: unmatched } = await ewaOn(world, 'ach', 'returns', '--unmatched', '--json');
+  assert.deepEqual(
+    (unmatched as { position: number; return_code: string; amount_minor: number }[]).map((r) => [
+      r.position,
+      r.return_code,
+      r.amount_minor,
+    ]),
+    [
+      [1, 'R01', 12_500],
+      [2, 'R02', 30_000],
+      [3, 'R03', 4_999],
+      [4, 'R04', 100],
+    ],
+  );
+  const { data: changes } = await ewaOn(world, 'ach', 'returns', '--changes', '--json');
+  assert.deepEqual(
+    (changes as Record<string, unknown>[]).map(({ file_sha256: _, ...change }) => change),
+    [
+      {
+        file_name: 'returns-golden.ach',
+        position: 1,
+        received_at: '2026-03-09T14:31:00.000Z',
+        original_trace_number: '091000010000005',
+        change_code: 'C01',
+        change_reason: 'incorrect account number: the correct one in 1-17',
+        corrected_data: '987654321',
+        transaction_code: 21,
+        individual_id: 'TRF0005',
+        original_receiving_dfi: '07100001',
+        entry: null,
+      },
+    ],
+  );
+});
+
+async function accountRow(world: AchWorld, id: string) {
+  const { rows } = await sql`select * from accounts where id = ${id}::uuid`.execute(world.db);
+  return rows[0];
+}
+
+test('notifications of change are kept with the entry each is about and listed, never applied', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const alice = await worker(world);
+  const a1 = await advance(world, alice, 5_000);
+  await dispatch(world, 1);
+  assert.deepEqual(await exchange(world, '2026-03-09T14:31:00Z'), {
+    composed: 1,
+    written: 1,
+    ...NOTHING_READ,
+  });
+  const a1Record = await sentRecord(world, a1.id);
+  const a1Entry = await entryOf(world, a1.id);
+  const accountBefore = await accountRow(world, alice.depositoryId);
+  const before = await moneyState(world.db);
+
+  // The bank says Alice's account number is another (C01), and a routing number of an entry we never sent (C02).
+  await dropReturns(
+    world,
+    'changes-1.ach',
+    [
+      { entryRecord: a1Record, returnCode: 'C01', correctedData: '55566677788' },
+      {
+        entryRecord: a1Record,
+        returnCode: 'C02',
+        correctedData: '021000021',
+        originalTraceNumber: `${IDENTITY.originatingDfi}9999999`,
+      },
+    ],
+    '2603091800',
+  );
+  const report = await exchange(world, '2026-03-09T22:00:00Z');
+  assert.deepEqual(report, { composed: 0, written: 0, ...NOTHING_READ, returnFiles: 1, notifications: 2 });
+  assert.equal(
+    achAttention(report),
+    '2 notification(s) of change (update those bank accounts by hand; see `ewa ach returns --changes`)',
+  );
+  assert.equal(await moneyState(world.db), before, 'a notification of change moves no money');
+  assert.deepEqual(
+    await accountRow(world, alice.depositoryId),
+    accountBefore,
+    "the worker's account is as it was",
+  );
+
+  const { data: changes } = await ewaOn(world, 'ach', 'returns', '--changes', '--json');
+  const common = {
+    file_name: 'changes-1.ach',
+    received_at: '2026-03-09T22:00:00.000Z',
+    transaction_code: 21,
+    individual_id: a1Record.slice(39, 54).trimEnd(),
+    original_receiving_dfi: WORKER_ROUTING_NUMBER.slice(0, 8),
+  };
+  assert.deepEqual(
+    (changes as Record<string, unknown>[]).map(({ file_sha256: _, ...change }) => change),
+    [
+      {
+        ...common,
+        position: 1,
+        original_trace_number: a1Entry.trace_number,
+        change_code: 'C01',
+        change_reason: 'incorrect account number: the correct one in 1-17',
+        corrected_data: '55566677788',
+        entry: {
+          instruction_id: a1Entry.instruction_id,
+          reference: a1.id,
+          purpose: 'ADVANCE',
+          effective_date: a1Entry.effective_date,
+          amount_minor: a1Entry.amount_minor,
+          account_id: alice.depositoryId,
+          person_id: alice.personId,
+          account_routing_number: WORKER_ROUTING_NUMBER,
+        },
+      },
+      {
+        ...common,
+        position: 2,
+        original_trace_number: `${IDENTITY.originatingDfi}9999999`,
+        change_code: 'C02',
+        change_reason: 'incorrect routing number: the correct one in 1-9',
+        corrected_data: '021000021',
+        entry: null,
+      },
+    ],
+  );
+  const { data: files } = await ewaOn(world, 'ach', 'returns', '--json');
+  assert.deepEqual(
+    (files as { file_name: string; returns: number; notifications: number }[]).map((f) => [
+      f.file_name,
+      f.returns,
+      f.notifications,
+    ]),
+    [['changes-1.ach', 0, 2]],
+  );
+
+  // The file read again changes nothing, keeps nothing twice; the advance still settles as if no notice came.
+  assert.deepEqual(await exchange(world, '2026-03-09T22:01:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.equal((await ewaOn(world, 'ach', 'returns', '--changes', '--json')).data.length, 2);
+  await world.app.money.settle(new Date('2026-03-10T13:00:00Z'));
+  assert.equal((await transferOf(world, a1.id)).status, 'SETTLED');
+  await booksAreSound(world);
 });

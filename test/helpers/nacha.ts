@@ -125,10 +125,14 @@ export function strangerEntryRecord(traceNumber: string): string {
   return `622110000000${'000123456'.padEnd(17)}0000001000${'UNKNOWN'.padEnd(15)}${'NOBODY'.padEnd(22)}  0${traceNumber}`;
 }
 
-/** A returned entry: the entry record of the origination file, and why it came back. */
+/**
+ * A returned entry: the entry record of the origination file, and why it came back. A change code (`Cnn`) makes it
+ * a notification of change instead: amount zero, addenda type 98 with `correctedData` (columns 36-64).
+ */
 export interface ReturnedEntry {
   entryRecord: string;
   returnCode: string;
+  correctedData?: string;
   /** Another original trace number than the entry's (a return of an entry we never sent). */
   originalTraceNumber?: string;
 }
@@ -169,13 +173,18 @@ export function returnFile(
     const entry = r.entryRecord;
     const trace = `${RECEIVING_BANK_TRACE_PREFIX}${digits(index + 1, 7)}`;
     const returnCode = Number(columns(entry, 2, 3)) - 1;
-    records.push(`6${returnCode}${columns(entry, 4, 78)}1${trace}`);
+    const change = r.returnCode.startsWith('C');
+    const amount = change ? '0'.repeat(10) : columns(entry, 30, 39);
+    records.push(`6${returnCode}${columns(entry, 4, 29)}${amount}${columns(entry, 40, 78)}1${trace}`);
     const original = r.originalTraceNumber ?? columns(entry, 80, 94);
+    const rdfi = columns(entry, 4, 11);
     records.push(
-      `799${r.returnCode}${original}${' '.repeat(6)}${columns(entry, 4, 11)}${' '.repeat(44)}${trace}`,
+      change
+        ? `798${r.returnCode}${original}${' '.repeat(6)}${rdfi}${pad(r.correctedData ?? '', 29)}${' '.repeat(15)}${trace}`
+        : `799${r.returnCode}${original}${' '.repeat(6)}${rdfi}${' '.repeat(44)}${trace}`,
     );
-    hash += Number(columns(entry, 4, 11));
-    creditMinor += Number(columns(entry, 30, 39));
+    hash += Number(rdfi);
+    creditMinor += Number(amount);
   });
   const count = digits(returned.length * 2, 6);
   const hashText = digits(hash % 10_000_000_000, 10);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { writeNachaFile } from '../../src/rails/ach/nacha-file.ts';
 import { NachaFormatError } from '../../src/rails/ach/nacha-layout.ts';
-import { parseReturnFile, RETURN_REASONS } from '../../src/rails/ach/nacha-returns.ts';
+import { CHANGE_REASONS, parseReturnFile, RETURN_REASONS } from '../../src/rails/ach/nacha-returns.ts';
 
 // Written by hand from the Nacha layout, not by our writer: four returns (R01-R04) in a PPD batch, one notification
 // of change (C01) in a COR batch. Lines: 1 header; 2-11 batch 1 (3/4, 5/6, 7/8, 9/10 entry and addenda);
@@ -78,7 +78,16 @@ const EXPECTED = {
       addendaInformation: '',
     },
   ],
-  notifications: [{ changeCode: 'C01', originalTraceNumber: '091000010000005', correctedData: '987654321' }],
+  notifications: [
+    {
+      changeCode: 'C01',
+      originalTraceNumber: '091000010000005',
+      correctedData: '987654321',
+      transactionCode: 21,
+      individualId: 'TRF0005',
+      originalReceivingDfi: '07100001',
+    },
+  ],
   address: {
     immediateDestination: '1234567890',
     immediateOrigin: ' 091000019',
@@ -93,6 +102,12 @@ test('golden return file: four returns and a notification of change, reported ap
   assert.equal(lines().length, 20);
   assert.deepEqual(parseReturnFile(GOLDEN), EXPECTED);
   for (const r of EXPECTED.returns) assert.ok(RETURN_REASONS[r.returnCode], r.returnCode);
+  for (const n of EXPECTED.notifications) assert.ok(CHANGE_REASONS[n.changeCode], n.changeCode);
+  assert.deepEqual(
+    Object.keys(CHANGE_REASONS),
+    Array.from({ length: 14 }, (_, i) => `C${String(i + 1).padStart(2, '0')}`),
+  );
+  for (const description of Object.values(CHANGE_REASONS)) assert.match(description, /^[ -~]{5,110}$/);
 });
 
 test('tolerates \\r\\n line ends, a missing final newline and missing filler records', () => {

@@ -21,7 +21,7 @@ import {
   windowFor,
 } from './ach-windows.ts';
 import { type NachaEntry, summarizeNachaFile, writeNachaFile } from './nacha-file.ts';
-import { type AchReturn, parseReturnFile } from './nacha-returns.ts';
+import { type AchNotificationOfChange, type AchReturn, parseReturnFile } from './nacha-returns.ts';
 
 /** Who we are in the files: the company and its originating bank, from configuration. */
 export interface AchIdentity {
@@ -191,7 +191,9 @@ export function createAchRail(options: AchRailOptions): AchRail {
               return { reference: entry.reference, purpose: entry.purpose, returnCode: row.return_code };
             }),
           );
-          // Notifications of change are only counted (for operators): nothing acts on them yet.
+          // Notifications of change are kept for a person (`ewa ach returns --changes`), never applied: the bank
+          // details they correct are the worker's to change.
+          await keepNotifications(tx, sha256, parsed.notifications, now);
           return { returns: fresh.length, unmatched, notifications: parsed.notifications.length };
         });
         if (read === undefined) continue;
@@ -316,6 +318,38 @@ async function keepUnmatched(
       ${kept.map((r) => r.addendaInformation)}::text[])
       as r(position, original_trace_number, amount_minor, return_code, transaction_code, individual_id,
         addenda_information)`.execute(tx);
+}
+
+/**
+ * Keeps a file's notifications of change, each with the entry it is about: matched as a return is, by its original
+ * trace number, to the most recent entry with it whose file was written, within the return window; not by amount (a
+ * notification's is zero), and returned or not (a notification may follow a return). Null when none is ours.
+ */
+async function keepNotifications(
+  tx: Tx,
+  sha256: string,
+  notifications: readonly AchNotificationOfChange[],
+  now: Date,
+): Promise<void> {
+  if (notifications.length === 0) return;
+  await sql`insert into ach_change_notifications (file_sha256, position, original_trace_number, change_code,
+      corrected_data, transaction_code, individual_id, original_receiving_dfi, instruction_id, received_at)
+    select ${sha256}, n.position, n.original_trace_number, n.change_code, n.corrected_data, n.transaction_code,
+      n.individual_id, n.original_receiving_dfi,
+      (select e.instruction_id from ach_entries e
+          join ach_files f on f.window_id = e.window_id and f.written_at is not null
+        where e.trace_number = n.original_trace_number
+          and e.effective_date >= (${now.toISOString()}::timestamptz at time zone 'America/New_York')::date
+            - ${ACH_RETURN_WINDOW_DAYS}::integer
+        order by e.created_at desc, e.instruction_id desc limit 1),
+      ${now.toISOString()}::timestamptz
+    from unnest(${notifications.map((_, i) => i + 1)}::integer[],
+      ${notifications.map((n) => n.originalTraceNumber)}::text[], ${notifications.map((n) => n.changeCode)}::text[],
+      ${notifications.map((n) => n.correctedData)}::text[], ${notifications.map((n) => n.transactionCode)}::integer[],
+      ${notifications.map((n) => n.individualId)}::text[],
+      ${notifications.map((n) => n.originalReceivingDfi)}::text[])
+      as n(position, original_trace_number, change_code, corrected_data, transaction_code, individual_id,
+        original_receiving_dfi)`.execute(tx);
 }
 
 async function acceptanceOf(tx: Tx, instructionId: string): Promise<RailAcceptance | undefined> {

@@ -36,7 +36,12 @@ export interface AchReturn {
 export interface AchNotificationOfChange {
   changeCode: string;
   originalTraceNumber: string;
+  /** As the change code says (CHANGE_REASONS): e.g. C01 the account number, C02 the routing number, C03 both. */
   correctedData: string;
+  transactionCode: number;
+  individualId: string;
+  /** The receiving bank of the original entry (addenda 28-35): the bank whose details changed. */
+  originalReceivingDfi: string;
 }
 
 /**
@@ -73,6 +78,27 @@ export const RETURN_REASONS: Readonly<Record<string, string>> = Object.freeze({
   R24: 'duplicate entry',
   R29: 'business customer says the entry was not authorized',
   R31: 'late return the originating bank agreed to',
+});
+
+/**
+ * The change codes of notifications of change, in our words, with where the corrected data (addenda 36-64) puts
+ * each field (1-based within it); the Nacha Operating Rules hold the authoritative text.
+ */
+export const CHANGE_REASONS: Readonly<Record<string, string>> = Object.freeze({
+  C01: 'incorrect account number: the correct one in 1-17',
+  C02: 'incorrect routing number: the correct one in 1-9',
+  C03: 'incorrect routing and account numbers: routing number in 1-9, account number in 13-29',
+  C04: 'incorrect individual name: the correct one in 1-22',
+  C05: 'incorrect transaction code (checking or savings): the correct one in 1-2',
+  C06: 'incorrect account number and transaction code: account number in 1-17, transaction code in 21-22',
+  C07: 'incorrect routing number, account number and transaction code: routing 1-9, account 10-26, code 27-28',
+  C08: 'incorrect receiving bank identification (IAT): the correct one in 1-11',
+  C09: 'incorrect individual identification number: the correct one in 1-22',
+  C10: 'incorrect company name',
+  C11: 'incorrect company identification',
+  C12: 'incorrect company name and company identification',
+  C13: 'addenda format error',
+  C14: 'incorrect standard entry class code for an outbound IAT entry',
 });
 
 /** Columns as the Nacha layout numbers them: 1-based, both ends included. */
@@ -189,6 +215,9 @@ function readEntry(lines: string[], index: number, tally: Totals, parsed: Parsed
       changeCode: reasonCode,
       originalTraceNumber,
       correctedData: columns(addenda, 36, 64).trimEnd(),
+      transactionCode,
+      individualId: columns(entry, 40, 54).trimEnd(),
+      originalReceivingDfi: columns(addenda, 28, 35),
     });
   } else {
     throw new NachaFormatError(`addenda type '${addendaType}' is neither 99 (return) nor 98 (change)`, {
