@@ -357,7 +357,7 @@ export interface AchReturnFilesTable {
   error: string | null;
 }
 
-/** A return that matched no entry of ours, or not its amount (0040): nothing applied, kept for a person. */
+/** A return that matched no entry of ours, or not its amount (0032): nothing applied, kept for a person. */
 export interface AchUnmatchedReturnsTable {
   file_sha256: string;
   /** Its place among its file's returns, from 1. */
@@ -371,7 +371,7 @@ export interface AchUnmatchedReturnsTable {
   received_at: RequiredTimestamp;
 }
 
-/** A notification of change (0041): kept with the entry it is about, never applied. */
+/** A notification of change (0033): kept with the entry it is about, never applied. */
 export interface AchChangeNotificationsTable {
   file_sha256: string;
   /** Its place among its file's notifications of change, from 1. */

@@ -2,7 +2,7 @@
 -- counted, and that count not even kept. Each is kept with the entry it is about (matched as a return is, by its
 -- original trace number: the most recent entry with it whose file was written, within the return window; its amount
 -- is not compared, a notification's being zero) and the corrected data, for `ewa ach returns --changes`. Nothing
--- applies them: the bank details are the worker's to change. Its file's row going takes them along, as 0040's.
+-- applies them: the bank details are the worker's to change. Its file's row going takes them along, as 0032's.
 CREATE TABLE ach_change_notifications (
   file_sha256            text NOT NULL REFERENCES ach_return_files (sha256) ON DELETE CASCADE,
   -- Its place among its file's notifications of change, from 1.
