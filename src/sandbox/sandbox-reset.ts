@@ -31,6 +31,9 @@ const DEMO_TABLES = [
   'earnings',
   'paychecks',
   'ach_returns',
+  // Notifications of change about the demo's entries; the return files themselves, and returns that matched none
+  // of ours, are the operator's records and stay.
+  'ach_change_notifications',
   'ach_entries',
   'jobs',
   'accounts',
