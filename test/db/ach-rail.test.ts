@@ -11,7 +11,8 @@
  * five days after the period) has a period from 2 to 15 March, paid on Friday 20 March.
  */
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -21,6 +22,7 @@ import { AchFileSecrets } from '../../src/crypto/ach-file-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
 import { achAttention } from '../../src/jobs/money-jobs.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { RETURN_FILE_BYTES_MAX } from '../../src/rails/ach/ach-rail.ts';
 import type { NachaBatch, NachaEntry } from '../../src/rails/ach/nacha-file.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { capture } from '../helpers/cli.ts';
@@ -1446,4 +1448,55 @@ test('notifications of change are kept with the entry each is about and listed, 
   await world.app.money.settle(new Date('2026-03-10T13:00:00Z'));
   assert.equal((await transferOf(world, a1.id)).status, 'SETTLED');
   await booksAreSound(world);
+});
+
+test('a return file too large to read is refused, not the end of every run; files are known by their bytes', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const alice = await worker(world);
+  const a1 = await advance(world, alice, 5_000);
+  await dispatch(world, 1);
+  await exchange(world, '2026-03-09T14:31:00Z');
+  const a1Record = await sentRecord(world, a1.id);
+
+  // Larger than a string may be (a sparse file: no disk used), named before the return file of Alice's entry.
+  const huge = join(world.inbound, 'a-huge.ach');
+  await writeFile(huge, '');
+  await truncate(huge, 600_000_000);
+  // Two files of other bytes whose text decodes alike (each invalid byte is read as U+FFFD).
+  await writeFile(join(world.inbound, 'b-binary-1.ach'), Buffer.from([0xff, 0x41]));
+  await writeFile(join(world.inbound, 'b-binary-2.ach'), Buffer.from([0xfe, 0x41]));
+  await dropReturns(world, 'c-returns.ach', [{ entryRecord: a1Record, returnCode: 'R01' }], '2603091500');
+
+  const report = await exchange(world, '2026-03-09T19:00:00Z');
+  assert.deepEqual(report, {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+    returnFiles: 4,
+    returns: 1,
+    refused: 3,
+  });
+  assert.equal((await transferOf(world, a1.id)).status, 'FAILED', 'the file after the huge one is read');
+  const { rows } = await sql<{ file_name: string; sha256: string; error: string | null }>`select file_name,
+      sha256, error from ach_return_files order by file_name`.execute(world.db);
+  const bytesHash = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+  assert.deepEqual(
+    rows.map((row) => [row.file_name, row.sha256]),
+    [
+      ['a-huge.ach', bytesHash(Buffer.alloc(600_000_000))],
+      ['b-binary-1.ach', bytesHash(Buffer.from([0xff, 0x41]))],
+      ['b-binary-2.ach', bytesHash(Buffer.from([0xfe, 0x41]))],
+      ['c-returns.ach', bytesHash(await readFile(join(world.inbound, 'c-returns.ach')))],
+    ],
+  );
+  assert.equal(
+    rows[0]!.error,
+    `the file is 600000000 bytes, more than the ${RETURN_FILE_BYTES_MAX} a return file may have`,
+  );
+  // Read once, refused or not.
+  assert.deepEqual(await exchange(world, '2026-03-09T19:01:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
 });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
@@ -153,11 +154,11 @@ export function createAchRail(options: AchRailOptions): AchRail {
       const names = inbound.filter((entry) => entry.isFile()).map((entry) => entry.name);
       for (const name of names.sort()) {
         if (name.startsWith('.')) continue;
-        const text = await readFile(join(options.inboundDir, name), 'utf8');
-        const sha256 = createHash('sha256').update(text).digest('hex');
+        const { sha256, text, tooLarge } = await returnFileContent(join(options.inboundDir, name));
         let parsed: ReturnType<typeof parseReturnFile> | undefined;
         let refusal: string | null = null;
         try {
+          if (tooLarge !== null) throw new Error(tooLarge);
           parsed = parseReturnFile(text);
           refusal = notAddressedToUs(parsed, identity);
           if (refusal !== null) parsed = undefined;
@@ -207,6 +208,40 @@ export function createAchRail(options: AchRailOptions): AchRail {
       }
       return report;
     },
+  };
+}
+
+/**
+ * The most bytes a return file may have to be read: far more than any bank's return file (a million returns take
+ * about 190 MB), and well within what one string may hold (about 512 MB): a larger file could not be read at all,
+ * and would stop every exchange and payroll run, and every file named after it, until removed.
+ */
+export const RETURN_FILE_BYTES_MAX = 256 * 1024 * 1024;
+
+/**
+ * A return file's SHA-256 (of its bytes, as `sha256sum` gives it: files whose bytes differ are never taken for one
+ * another, whatever their text decodes to) and its text; a file larger than RETURN_FILE_BYTES_MAX is hashed as it
+ * streams, never held whole, and has no text but the reason it is refused.
+ */
+async function returnFileContent(
+  path: string,
+): Promise<{ sha256: string; text: string; tooLarge: string | null }> {
+  const { size } = await stat(path);
+  if (size > RETURN_FILE_BYTES_MAX) {
+    const hash = createHash('sha256');
+    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }))
+      hash.update(chunk as Buffer);
+    return {
+      sha256: hash.digest('hex'),
+      text: '',
+      tooLarge: `the file is ${size} bytes, more than the ${RETURN_FILE_BYTES_MAX} a return file may have`,
+    };
+  }
+  const bytes = await readFile(path);
+  return {
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    text: bytes.toString('utf8'),
+    tooLarge: null,
   };
 }
 
