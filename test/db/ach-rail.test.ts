@@ -12,7 +12,18 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -1499,4 +1510,33 @@ test('a return file too large to read is refused, not the end of every run; file
     written: 0,
     ...NOTHING_READ,
   });
+});
+
+test('a return file delivered as a symbolic link is read; a link to nothing or to a folder stops nothing', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const alice = await worker(world);
+  const a1 = await advance(world, alice, 5_000);
+  await dispatch(world, 1);
+  await exchange(world, '2026-03-09T14:31:00Z');
+  const a1Record = await sentRecord(world, a1.id);
+
+  const delivered = join(world.outbound, '..', 'delivered');
+  await mkdir(delivered, { recursive: true });
+  await writeFile(
+    join(delivered, 'returns-1.ach'),
+    returnFile([{ entryRecord: a1Record, returnCode: 'R01' }], { createdAt: '2603091500', ...TO_US }),
+  );
+  await mkdir(world.inbound, { recursive: true });
+  await symlink(join(delivered, 'returns-1.ach'), join(world.inbound, 'b-returns-1.ach'));
+  await symlink(join(delivered, 'gone.ach'), join(world.inbound, 'a-dangling.ach'));
+  await symlink(delivered, join(world.inbound, 'c-folder'));
+
+  assert.deepEqual(await exchange(world, '2026-03-09T19:00:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+    returnFiles: 1,
+    returns: 1,
+  });
+  assert.equal((await transferOf(world, a1.id)).status, 'FAILED');
 });

@@ -150,11 +150,16 @@ export function createAchRail(options: AchRailOptions): AchRail {
       const report = { files: 0, returns: 0, unmatched: 0, refused: 0, notifications: 0 };
       await mkdir(options.inboundDir, { recursive: true });
       // Files only: a folder the bank's transfer (or an operator) leaves there must not stop every return behind it.
+      // A symbolic link to a file is that file (some transfers link what they deliver); one to a folder is not.
       const inbound = await readdir(options.inboundDir, { withFileTypes: true });
-      const names = inbound.filter((entry) => entry.isFile()).map((entry) => entry.name);
+      const names = inbound
+        .filter((entry) => entry.isFile() || entry.isSymbolicLink())
+        .map((entry) => entry.name);
       for (const name of names.sort()) {
         if (name.startsWith('.')) continue;
-        const { sha256, text, tooLarge } = await returnFileContent(join(options.inboundDir, name));
+        const content = await returnFileContent(join(options.inboundDir, name));
+        if (content === null) continue;
+        const { sha256, text, tooLarge } = content;
         let parsed: ReturnType<typeof parseReturnFile> | undefined;
         let refusal: string | null = null;
         try {
@@ -221,12 +226,19 @@ export const RETURN_FILE_BYTES_MAX = 256 * 1024 * 1024;
 /**
  * A return file's SHA-256 (of its bytes, as `sha256sum` gives it: files whose bytes differ are never taken for one
  * another, whatever their text decodes to) and its text; a file larger than RETURN_FILE_BYTES_MAX is hashed as it
- * streams, never held whole, and has no text but the reason it is refused.
+ * streams, never held whole, and has no text but the reason it is refused. Null when the name is no file (a link to
+ * a folder or to nothing) or no longer there.
  */
 async function returnFileContent(
   path: string,
-): Promise<{ sha256: string; text: string; tooLarge: string | null }> {
-  const { size } = await stat(path);
+): Promise<{ sha256: string; text: string; tooLarge: string | null } | null> {
+  const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    // Moved away (archived) since the folder was listed, or a link to nothing: nothing to read under this name.
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (found === null || !found.isFile()) return null;
+  const { size } = found;
   if (size > RETURN_FILE_BYTES_MAX) {
     const hash = createHash('sha256');
     for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }))
