@@ -16,18 +16,32 @@ function money(minor: number): string {
   return `${(minor / 100).toFixed(2)} USD`;
 }
 
+/**
+ * A file's name as a line of text shows it: names come from whoever writes to the inbound folder, and one with a
+ * line break or a terminal's escape sequences could otherwise forge lines of the listing (a refused file shown as
+ * read) or clear the screen. A name of printable ASCII only is shown as it is, any other quoted with escapes.
+ */
+function shownName(name: string): string {
+  return /^[\x20-\x7e]*$/.test(name)
+    ? name
+    : JSON.stringify(name).replace(
+        /[^\x20-\x7e]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
+}
+
 function fileLine(file: ReturnFileRecord): string {
   const what =
     file.status === 'REFUSED'
       ? `REFUSED  ${file.error}`
       : `READ     ${file.returns} return(s), ${file.unmatched} unmatched, ${file.notifications} notification(s) of change`;
-  return `${file.read_at}  ${file.file_name}  sha256 ${file.sha256.slice(0, 16)}  ${what}`;
+  return `${file.read_at}  ${shownName(file.file_name)}  sha256 ${file.sha256.slice(0, 16)}  ${what}`;
 }
 
 function unmatchedLine(r: UnmatchedReturnRecord): string {
   const reason = r.return_reason ? ` (${r.return_reason})` : '';
   const addenda = r.addenda_information ? `  "${r.addenda_information}"` : '';
-  return `${r.received_at}  ${r.file_name} #${r.position}  ${r.return_code}${reason}  trace ${r.original_trace_number}  ${money(r.amount_minor)}  id ${r.individual_id || '-'}  transaction code ${r.transaction_code}${addenda}`;
+  return `${r.received_at}  ${shownName(r.file_name)} #${r.position}  ${r.return_code}${reason}  trace ${r.original_trace_number}  ${money(r.amount_minor)}  id ${r.individual_id || '-'}  transaction code ${r.transaction_code}${addenda}`;
 }
 
 function changeLine(n: ChangeNotificationRecord): string {
@@ -35,7 +49,7 @@ function changeLine(n: ChangeNotificationRecord): string {
   const entry = n.entry
     ? `${n.entry.purpose} ${n.entry.reference} of ${n.entry.effective_date}, account ${n.entry.account_id} (routing number now ${n.entry.account_routing_number ?? '-'}), person ${n.entry.person_id ?? '-'}`
     : 'no entry of ours';
-  return `${n.received_at}  ${n.file_name} #${n.position}  ${n.change_code}${reason}  corrected data "${n.corrected_data}"  trace ${n.original_trace_number}  ${entry}`;
+  return `${n.received_at}  ${shownName(n.file_name)} #${n.position}  ${n.change_code}${reason}  corrected data "${n.corrected_data}"  trace ${n.original_trace_number}  ${entry}`;
 }
 
 const returns: Command = {

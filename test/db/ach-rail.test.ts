@@ -1540,3 +1540,22 @@ test('a return file delivered as a symbolic link is read; a link to nothing or t
   });
   assert.equal((await transferOf(world, a1.id)).status, 'FAILED');
 });
+
+test('ewa ach returns shows a file name with a line break or escape sequences quoted, never as lines of its own', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  await mkdir(world.inbound, { recursive: true });
+  const name = 'x\u001b[2J\u001b[32m  READ     1 return(s)\nforged\u202e';
+  await writeFile(join(world.inbound, name), 'not a return file\n');
+  await exchange(world, '2026-03-09T19:00:00Z');
+  const run = capture();
+  const code = await runCli(['ach', 'returns'], {
+    ...run.context,
+    database: { config: world.app.config, database: world.app.database },
+  });
+  assert.equal(code, 0);
+  assert.equal(
+    run.stdout(),
+    '2026-03-09T19:00:00.000Z  "x\\u001b[2J\\u001b[32m  READ     1 return(s)\\nforged\\u202e"  sha256 ' +
+      `${createHash('sha256').update('not a return file\n').digest('hex').slice(0, 16)}  REFUSED  line 1: record is 17 characters, not 94\n`,
+  );
+});
