@@ -34,7 +34,8 @@ function fileLine(file: ReturnFileRecord): string {
   const what =
     file.status === 'REFUSED'
       ? `REFUSED  ${file.error}`
-      : `READ     ${file.returns} return(s), ${file.unmatched} unmatched, ${file.notifications} notification(s) of change`;
+      : `READ     ${file.returns} return(s): ${file.applied} applied, ${file.already_returned} already returned, ` +
+        `${file.unmatched} unmatched; ${file.notifications} notification(s) of change`;
   return `${file.read_at}  ${shownName(file.file_name)}  sha256 ${file.sha256.slice(0, 16)}  ${what}`;
 }
 

@@ -74,7 +74,7 @@ test('ewa ach returns: the return files read, latest first, refused ones with wh
     files.stdout,
     [
       `2026-03-10T19:00:00.000Z  returns-2.ach  sha256 ${'b'.repeat(16)}  REFUSED  line 3: entry without its addenda record`,
-      `2026-03-09T19:00:00.000Z  returns-1.ach  sha256 ${'a'.repeat(16)}  READ     3 return(s), 1 unmatched, 1 notification(s) of change`,
+      `2026-03-09T19:00:00.000Z  returns-1.ach  sha256 ${'a'.repeat(16)}  READ     3 return(s): 0 applied, 2 already returned, 1 unmatched; 1 notification(s) of change`,
       '',
     ].join('\n'),
   );
@@ -86,7 +86,9 @@ test('ewa ach returns: the return files read, latest first, refused ones with wh
         read_at: '2026-03-10T19:00:00.000Z',
         status: 'REFUSED',
         returns: 0,
+        applied: 0,
         unmatched: 0,
+        already_returned: 0,
         notifications: 0,
         error: 'line 3: entry without its addenda record',
       },

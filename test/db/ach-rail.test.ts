@@ -34,6 +34,7 @@ import type { Db } from '../../src/db/database.ts';
 import { achAttention } from '../../src/jobs/money-jobs.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { RETURN_FILE_BYTES_MAX } from '../../src/rails/ach/ach-rail.ts';
+import { listReturnFiles } from '../../src/rails/ach/ach-return-records.ts';
 import type { NachaBatch, NachaEntry } from '../../src/rails/ach/nacha-file.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { capture } from '../helpers/cli.ts';
@@ -1249,6 +1250,14 @@ test('trace numbers given again after 9,999,999 entries: later files stay valid,
     notifications: 0,
   });
   assert.equal(await moneyState(world.db), before, 'a return is applied once');
+  // The listing accounts for every return of each file: applied, already returned, or unmatched.
+  const listed = new Map((await listReturnFiles(world.db, 10)).map((file) => [file.file_name, file]));
+  const counts = (name: string) => {
+    const file = listed.get(name)!;
+    return [file.returns, file.applied, file.already_returned, file.unmatched];
+  };
+  assert.deepEqual(counts('returns-june-again.ach'), [1, 0, 1, 0]);
+  assert.ok([...listed.values()].every((f) => f.returns === f.applied + f.already_returned + f.unmatched));
 });
 
 test('a payday remainder through ACH is not delivered before the deposit instant, in any employer time zone', async (t) => {

@@ -16,7 +16,14 @@ export interface ReturnFileRecord {
   read_at: string;
   status: 'READ' | 'REFUSED';
   returns: number;
+  /** Returns this file was the first to tell of their entry: applied by it. */
+  applied: number;
   unmatched: number;
+  /**
+   * Returns of an entry already returned (by an earlier file, or twice in this one): matched, applied by none.
+   * What a file's returns are: applied + already_returned + unmatched.
+   */
+  already_returned: number;
   notifications: number;
   error: string | null;
 }
@@ -43,10 +50,12 @@ export async function listReturnFiles(db: Db, limit: number): Promise<ReturnFile
     file_name: string;
     read_at: Date;
     returns: number;
+    applied: number;
     unmatched: number;
     notifications: number;
     error: string | null;
   }>`select f.sha256, f.file_name, f.read_at, f.returns, f.unmatched, f.error,
+      (select count(*) from ach_returns r where r.file_sha256 = f.sha256)::integer as applied,
       (select count(*) from ach_change_notifications n where n.file_sha256 = f.sha256)::integer as notifications
     from ach_return_files f
     order by f.read_at desc, f.file_name desc, f.sha256 limit ${limit}`.execute(db);
@@ -56,7 +65,9 @@ export async function listReturnFiles(db: Db, limit: number): Promise<ReturnFile
     read_at: new Date(row.read_at).toISOString(),
     status: row.error === null ? 'READ' : 'REFUSED',
     returns: Number(row.returns),
+    applied: Number(row.applied),
     unmatched: Number(row.unmatched),
+    already_returned: Math.max(0, Number(row.returns) - Number(row.unmatched) - Number(row.applied)),
     notifications: Number(row.notifications),
     error: row.error,
   }));
