@@ -4,6 +4,7 @@ import type { Db } from '../db/database.ts';
 import { PAGE_KEY } from '../db/keyset-page.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
+import { namedOrganization } from '../operator/organizations.ts';
 import {
   PAGINATED,
   pageLinks,
@@ -22,7 +23,6 @@ import {
   RETURNS_TOTALS_MAX,
   returnsPayablePage,
   returnsPayableTotals,
-  returnsReportScope,
 } from '../reports/returns-report.ts';
 import { stateReport } from '../reports/state-report.ts';
 import { pointingAt } from './input-errors.ts';
@@ -367,7 +367,8 @@ export const adminReportRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> 
       const page = readPage(request.query as Record<string, unknown>, RETURNS_PAYABLE_ORDER, {
         defaultSize: RETURNS_PAGE_LINES,
       });
-      const organization = await returnsReportScope(db, organizationText);
+      const organization =
+        organizationText === undefined ? undefined : await namedOrganization(db, organizationText);
       // The page and the totals of one snapshot.
       const { rows, totals } = await db
         .transaction()

@@ -1,4 +1,5 @@
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
+import { namedOrganization } from '../operator/organizations.ts';
 import { remittanceReport } from '../reports/remittance-report.ts';
 import { csvCell, remittanceCsv, stateReportCsv } from '../reports/report-csv.ts';
 import { readFormat, readRemittanceInput, readStateReportInput } from '../reports/report-input.ts';
@@ -7,7 +8,6 @@ import {
   RETURNS_PAYABLE_COLUMNS,
   RETURNS_TOTALS_MAX,
   returnsPayableTotals,
-  returnsReportScope,
 } from '../reports/returns-report.ts';
 import { stateReport } from '../reports/state-report.ts';
 import {
@@ -147,7 +147,8 @@ const returns: Command = {
     const format = asUsage(() => readFormat(text(flags, 'format')));
     const organizationId = organizationFlag(flags);
     return withMigratedDatabase(context, async ({ database }) => {
-      const organization = await returnsReportScope(database.db, organizationId);
+      const organization =
+        organizationId === undefined ? undefined : await namedOrganization(database.db, organizationId);
       // One snapshot: the lines, their totals and the ledger's balance as of one moment.
       const totals = await database.db
         .transaction()

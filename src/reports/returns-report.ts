@@ -11,7 +11,6 @@ import {
 } from '../db/keyset-page.ts';
 import type { Tx } from '../db/transaction.ts';
 import { decimalAmount } from '../operator/decimal-amount.ts';
-import { namedOrganization } from '../operator/organizations.ts';
 
 /**
  * What is owed back to workers: money the bank returned after the worker's paycheck was paid, which the ledger holds
@@ -94,14 +93,6 @@ function itemsSql(organizationId: string | undefined): RawBuilder<unknown> {
         t.amount_minor, t.failure_reason as return_reason, t.returned_at
       from transfers t join jobs j on j.earnings_balance_account_id = t.origin_account_id
       where t.returned_to = 'RETURNS_PAYABLE' ${ofOrganization})`;
-}
-
-/** The organization named (RECORD_NOT_FOUND when there is none), or every organization. */
-export async function returnsReportScope(
-  db: Db,
-  organizationId: string | undefined,
-): Promise<{ id: string; name: string } | undefined> {
-  return organizationId === undefined ? undefined : namedOrganization(db, organizationId);
 }
 
 interface TotalRow {

@@ -292,6 +292,16 @@ export function notAddressedToUs(
  */
 export const ACH_RETURN_WINDOW_DAYS = 90;
 
+/**
+ * An entry (`e`) that a return or notification of change read at `now` may be about: its file was written (the bank
+ * had it) and its effective date is within the return window. One condition for both, so they never disagree.
+ */
+function answerableAt(now: Date) {
+  return sql`exists (select 1 from ach_files f where f.window_id = e.window_id and f.written_at is not null)
+    and e.effective_date >= (${now.toISOString()}::timestamptz at time zone 'America/New_York')::date
+      - ${ACH_RETURN_WINDOW_DAYS}::integer`;
+}
+
 interface ReturnCandidate {
   instruction_id: string;
   trace_number: string;
@@ -312,11 +322,8 @@ async function matchReturns(tx: Tx, returns: readonly AchReturn[], now: Date) {
   const { rows } = await sql<ReturnCandidate>`select e.instruction_id, e.trace_number, e.reference, e.purpose,
       e.amount_minor, r.instruction_id is not null as returned
     from ach_entries e
-      join ach_files f on f.window_id = e.window_id and f.written_at is not null
       left join ach_returns r on r.instruction_id = e.instruction_id
-    where e.trace_number = any(${returns.map((r) => r.originalTraceNumber)}::text[])
-      and e.effective_date >= (${now.toISOString()}::timestamptz at time zone 'America/New_York')::date
-        - ${ACH_RETURN_WINDOW_DAYS}::integer
+    where e.trace_number = any(${returns.map((r) => r.originalTraceNumber)}::text[]) and ${answerableAt(now)}
     order by e.created_at desc, e.instruction_id desc`.execute(tx);
   const candidates = Map.groupBy(rows, (row) => row.trace_number);
   const taken = new Set<string>();
@@ -384,10 +391,7 @@ async function keepNotifications(
     select ${sha256}, n.position, n.original_trace_number, n.change_code, n.corrected_data, n.transaction_code,
       n.individual_id, n.original_receiving_dfi,
       (select e.instruction_id from ach_entries e
-          join ach_files f on f.window_id = e.window_id and f.written_at is not null
-        where e.trace_number = n.original_trace_number
-          and e.effective_date >= (${now.toISOString()}::timestamptz at time zone 'America/New_York')::date
-            - ${ACH_RETURN_WINDOW_DAYS}::integer
+        where e.trace_number = n.original_trace_number and ${answerableAt(now)}
         order by e.created_at desc, e.instruction_id desc limit 1),
       ${now.toISOString()}::timestamptz
     from unnest(${notifications.map((_, i) => i + 1)}::integer[],
