@@ -4,6 +4,9 @@ import type { Db } from '../db/database.ts';
 import { PAGE_KEY } from '../db/keyset-page.ts';
 import { isUuid } from '../domain/uuid.ts';
 import { AppError } from '../errors/app-error.ts';
+import { SystemLedger } from '../ledger/ledger-accounts.ts';
+import { REPAID_REFERENCE_MAX, recordReturnRepaid } from '../money/returns-repaid.ts';
+import { decimalAmount } from '../operator/decimal-amount.ts';
 import { namedOrganization } from '../operator/organizations.ts';
 import {
   PAGINATED,
@@ -13,6 +16,7 @@ import {
   pageQueryProperties,
   readPage,
 } from '../platform/pagination.ts';
+import { ResourceIdParam } from '../platform/resource-schemas.ts';
 import { errorResponses } from '../platform/schemas.ts';
 import { remittanceReport } from '../reports/remittance-report.ts';
 import { remittanceCsv, stateReportCsv } from '../reports/report-csv.ts';
@@ -188,14 +192,34 @@ const ReturnsMeta = Type.Object({
   }),
 });
 
+const RepaymentAttributes = Type.Object({
+  kind: ReturnsPayableResource.properties.attributes.properties.kind,
+  person_id: Type.String({ format: 'uuid' }),
+  organization_id: Type.String({ format: 'uuid' }),
+  currency: Type.String(),
+  amount_minor: Minor,
+  amount: Decimal,
+  reference: Type.String({ description: 'The operator’s record of the payment, as given (trimmed).' }),
+  repaid_at: Type.String({ format: 'date-time' }),
+});
+
+const RepaymentResource = Type.Object({
+  type: Type.Literal('return_repayments'),
+  id: Type.String({
+    format: 'uuid',
+    description: 'The item’s id: its paycheck (PAYOUT) or transfer (ADVANCE).',
+  }),
+  attributes: RepaymentAttributes,
+});
+
 const query = (request: { query: unknown }, name: string) =>
   (request.query as Record<string, string | undefined>)[`filter[${name}]`];
 const atFilter = (field: string | undefined) => ({ parameter: `filter[${field ?? 'state'}]` });
 
 /** The regulators' per-state report and the employers' remittance, as JSON:API or CSV (what `ewa reports` does). */
-export const adminReportRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> = async (
+export const adminReportRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string; now: () => Date }> = async (
   app,
-  { db, baseUrl },
+  { db, baseUrl, now },
 ) => {
   const stateOf = (request: { query: unknown }) =>
     pointingAt(atFilter, async () => {
@@ -397,6 +421,60 @@ export const adminReportRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }> 
           ...totals,
         },
         ...pageLinks(next),
+      };
+    },
+  );
+  app.post(
+    '/admin/reports/returns/:item_id/repayment',
+    {
+      config: { security: OPERATOR.config },
+      schema: {
+        operationId: 'adminRecordReturnRepaid',
+        tags,
+        summary: 'Record that an item owed back was paid to its worker by other means',
+        description:
+          'The item (a line of GET /admin/reports/returns) leaves RETURNS_PAYABLE whole, by a RETURN_REPAID ledger ' +
+          'movement against provider funding, and leaves the report (what `ewa returns repaid` does). An item is ' +
+          'recorded once: again is 400 INVALID_RESOURCE_STATE. Nothing is sent to the worker or a bank.',
+        security: OPERATOR.openApi,
+        params: ResourceIdParam('item_id'),
+        body: Type.Object({
+          data: Type.Object({
+            type: Type.Literal('return_repayments'),
+            attributes: Type.Object({
+              reference: Type.String({
+                minLength: 1,
+                maxLength: REPAID_REFERENCE_MAX,
+                description: 'Your record of the payment (a wire or check number).',
+              }),
+            }),
+          }),
+        }),
+        response: {
+          200: Type.Object({ data: RepaymentResource }),
+          ...errorResponses(400, 401, 403, 404, 406, 415, 500),
+        },
+      },
+    },
+    async (request) => {
+      const { item_id: itemId } = request.params as { item_id: string };
+      if (!isUuid(itemId))
+        throw new AppError('RECORD_NOT_FOUND', {
+          detail: `Nothing owed back has id ${itemId.slice(0, 40)}.`,
+        });
+      const { data } = request.body as { data: { attributes: { reference: string } } };
+      // A ledger of its own: nothing is remembered across a sandbox reset.
+      const { id, ...repaid } = await recordReturnRepaid(db, new SystemLedger(db), {
+        id: itemId.toLowerCase(),
+        reference: data.attributes.reference,
+        now: now(),
+      });
+      return {
+        data: {
+          type: 'return_repayments',
+          id,
+          attributes: { ...repaid, amount: decimalAmount(repaid.amount_minor, repaid.currency) },
+        },
       };
     },
   );

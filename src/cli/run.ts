@@ -22,6 +22,7 @@ import { overpaymentCommands } from './overpayments.ts';
 import { payrollCommands } from './payroll.ts';
 import { peopleCommands } from './people.ts';
 import { reportCommands } from './reports.ts';
+import { returnsCommands } from './returns.ts';
 import { sandboxCommands } from './sandbox.ts';
 import { seedCommand } from './seed.ts';
 import { serveCommand } from './serve.ts';
@@ -45,6 +46,7 @@ export const COMMANDS: readonly Command[] = [
   ...disclosureCommands,
   ...complaintCommands,
   ...reportCommands,
+  ...returnsCommands,
   ...overpaymentCommands,
   ledgerCheckCommand,
   keysRotateCommand,

@@ -125,6 +125,18 @@ const CHECKS: readonly { rule: string; query: ReturnType<typeof sql<Record<strin
         or (o.status in ('RECOVERED', 'WRITTEN_OFF')) <> (o.recovered_minor + o.written_off_minor = o.amount_minor)`,
   },
   {
+    rule: 'each item recorded repaid has its one RETURN_REPAID movement out of RETURNS_PAYABLE, and each such movement its record',
+    query: sql`with moved as (
+        select coalesce(lp.paycheck_id, lp.transfer_id) as item_id, count(distinct lp.id) as postings,
+          sum(e.amount_minor) as amount_minor
+        from ledger_postings lp join ledger_entries e on e.posting_id = lp.id and e.direction = 'DEBIT'
+          join ledger_accounts a on a.id = e.ledger_account_id and a.kind = 'RETURNS_PAYABLE'
+        where lp.kind = 'RETURN_REPAID' group by 1)
+      select coalesce(r.item_id, m.item_id) as item_id, r.amount_minor, m.postings, m.amount_minor as moved_minor
+      from returns_repaid r full join moved m on m.item_id = r.item_id
+      where r.item_id is null or m.item_id is null or m.postings <> 1 or m.amount_minor <> r.amount_minor`,
+  },
+  {
     rule: 'no overpayment movement touches a bank account or card: recovery comes from paychecks only',
     query: sql`select lp.id, lp.kind, a.kind as account_kind from ledger_postings lp
       join ledger_entries e on e.posting_id = lp.id join ledger_accounts a on a.id = e.ledger_account_id

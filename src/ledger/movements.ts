@@ -12,7 +12,8 @@ import type { EntryLine, Movement } from './posting.ts';
  * - EXTERNAL_BANK / EXTERNAL_CARD: money on its way out through a rail, until the rail settles it;
  * - PROVIDER_FUNDING: the provider's money paid out (negative) and funded by employers;
  * - FEE_REVENUE: fees earned;
- * - RETURNS_PAYABLE: money that came back from a worker's bank after their paycheck was paid, owed to them again;
+ * - RETURNS_PAYABLE: money that came back from a worker's bank after their paycheck was paid, owed to them again
+ *   until the operator records it paid;
  * - OVERPAYMENT_RECEIVABLE: advances above a closed paycheck's net pay, owed back from later paychecks of the job
  *   (negative: an asset);
  * - OVERPAYMENT_WRITE_OFF: what of an overpayment was given up (negative: an expense).
@@ -391,6 +392,32 @@ export function paycheckReturned(input: {
     lines: [
       line(from, 'DEBIT', payoutMinor, currency),
       line(system.RETURNS_PAYABLE, 'CREDIT', payoutMinor, currency),
+    ],
+  };
+}
+
+/**
+ * What was owed back to a worker (a returned payout or advance) was paid to them by the operator outside the rails:
+ * it leaves RETURNS_PAYABLE, paid from the provider's funding as any payment to a worker is. `item` is the paycheck
+ * (a payout) or the transfer (an advance) the money came back for.
+ */
+export function returnRepaid(input: {
+  item: { paycheckId: string } | { transferId: string };
+  amountMinor: number;
+  system: SystemAccounts;
+  currency: Currency;
+  reference: string;
+  at: Date;
+}): Movement {
+  const { system, amountMinor, currency } = input;
+  return {
+    kind: 'RETURN_REPAID',
+    ...input.item,
+    postedAt: input.at,
+    memo: input.reference,
+    lines: [
+      line(system.RETURNS_PAYABLE, 'DEBIT', amountMinor, currency),
+      line(system.PROVIDER_FUNDING, 'CREDIT', amountMinor, currency),
     ],
   };
 }

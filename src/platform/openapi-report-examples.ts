@@ -241,6 +241,33 @@ export function reportExamples(
         '404': error('RECORD_NOT_FOUND', `No organization ${UNKNOWN_ORGANIZATION}.`),
       },
     },
+    // POST /admin/reports/returns/{item_id}/repayment
+    adminRecordReturnRepaid: {
+      request: { data: { type: 'return_repayments', attributes: { reference: 'WIRE 2026-0321-114' } } },
+      answer: {
+        data: {
+          type: 'return_repayments',
+          id: PAYCHECK,
+          attributes: {
+            kind: 'PAYOUT',
+            person_id: PERSON,
+            organization_id: ORGANIZATION,
+            currency: 'USD',
+            amount_minor: 30000,
+            reference: 'WIRE 2026-0321-114',
+            repaid_at: '2026-03-23T15:00:00.000Z',
+            amount: '300.00',
+          },
+        },
+      },
+      errors: {
+        '400': error('INVALID_RESOURCE_STATE', `${PAYCHECK} was recorded repaid already.`),
+        '404': error(
+          'RECORD_NOT_FOUND',
+          `Nothing owed back has id ${UNKNOWN_ORGANIZATION}: it names no returned payout's paycheck or returned advance.`,
+        ),
+      },
+    },
     // GET /admin/reports/remittance.csv
     adminRemittanceReportCsv: {
       answer:

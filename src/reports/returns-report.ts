@@ -21,10 +21,11 @@ import { decimalAmount } from '../operator/decimal-amount.ts';
  * - ADVANCE: a settled advance returned after a paycheck that funded it was paid: its whole amount_minor (fee
  *   included), the transfer's returned_to RETURNS_PAYABLE, returned_at and failure_reason.
  *
- * The ledger keeps one RETURNS_PAYABLE account per organization and currency (ledger-accounts.ts), with its balance
- * kept on its row (migration 0031; `ewa ledger check` holds it equal to its entries). The report sets each
- * organization's and currency's items beside that balance; nothing yet takes money out of the account, so they are
- * equal unless the books were changed by hand.
+ * An item the operator records paid (`ewa returns repaid`, src/money/returns-repaid.ts) leaves the account and the
+ * report together. The ledger keeps one RETURNS_PAYABLE account per organization and currency (ledger-accounts.ts),
+ * with its balance kept on its row (migration 0031; `ewa ledger check` holds it equal to its entries). The report
+ * sets each organization's and currency's items beside that balance: they are equal unless the books were changed
+ * by hand.
  */
 
 export type ReturnsPayableKind = 'PAYOUT' | 'ADVANCE';
@@ -88,11 +89,41 @@ function itemsSql(organizationId: string | undefined): RawBuilder<unknown> {
         p.payout_minor as amount_minor, p.payout_return_reason as return_reason, p.payout_returned_at as returned_at
       from paychecks p join jobs j on j.id = p.job_id
       where p.payout_returned_at is not null ${ofOrganization}
+        and not exists (select from returns_repaid rr where rr.item_id = p.id)
     union all
     select 'ADVANCE' as kind, t.id, t.person_id, j.organization_id, trim(t.currency) as currency,
         t.amount_minor, t.failure_reason as return_reason, t.returned_at
       from transfers t join jobs j on j.earnings_balance_account_id = t.origin_account_id
-      where t.returned_to = 'RETURNS_PAYABLE' ${ofOrganization})`;
+      where t.returned_to = 'RETURNS_PAYABLE' ${ofOrganization}
+        and not exists (select from returns_repaid rr where rr.item_id = t.id))`;
+}
+
+/** An item owed (not yet recorded paid), by the id of its paycheck or transfer, read in the caller's transaction. */
+export async function owedItem(
+  runner: Db | Tx,
+  id: string,
+): Promise<
+  | {
+      kind: ReturnsPayableKind;
+      id: string;
+      person_id: string;
+      organization_id: string;
+      currency: string;
+      amount_minor: number;
+    }
+  | undefined
+> {
+  const { rows } = await sql<{
+    kind: ReturnsPayableKind;
+    id: string;
+    person_id: string;
+    organization_id: string;
+    currency: string;
+    amount_minor: number | string;
+  }>`select kind, id, person_id, organization_id, currency, amount_minor from ${itemsSql(undefined)} i
+    where i.id = ${id}::uuid`.execute(runner);
+  const row = rows[0];
+  return row && { ...row, amount_minor: Number(row.amount_minor) };
 }
 
 interface TotalRow {

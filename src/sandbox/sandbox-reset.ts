@@ -26,6 +26,8 @@ const DEMO_TABLES = [
   'disclosure_acceptances',
   // Complaints of the demo's people and employers (test/e2e or a partner trying the operator API) are made up too.
   'complaints',
+  // What the operator recorded paid of the demo's returns.
+  'returns_repaid',
   'transfers',
   'overpayments',
   'earnings',

@@ -144,6 +144,7 @@ test('the operator API is in the document: every /admin operation with its id, t
     ['get', '/admin/reports/remittance', 'adminRemittanceReport'],
     ['get', '/admin/reports/remittance.csv', 'adminRemittanceReportCsv'],
     ['get', '/admin/reports/returns', 'adminReturnsReport'],
+    ['post', '/admin/reports/returns/{item_id}/repayment', 'adminRecordReturnRepaid'],
     ['get', '/admin/overpayments', 'adminListOverpayments'],
     ['get', '/admin/overpayments/{overpayment_id}', 'adminGetOverpayment'],
     ['post', '/admin/overpayments/{overpayment_id}/resolution', 'adminResolveOverpayment'],

@@ -2,8 +2,9 @@
  * `ewa reports returns` and GET /admin/reports/returns on money that really came back: on the ACH rail (EWA_RAIL=ach,
  * as test/db/ach-rail.test.ts), an advance settled and returned after its paycheck was paid, and two payday payouts
  * returned (one of another employer), each by a return file the bank drops. The report's lines and totals are
- * checked against the figures of the flow and against the ledger's RETURNS_PAYABLE balance, read apart. On PGlite,
- * and PostgreSQL with DATABASE_URL.
+ * checked against the figures of the flow and against the ledger's RETURNS_PAYABLE balance, read apart; then items
+ * are recorded repaid (`ewa returns repaid`, POST /admin/reports/returns/{id}/repayment), at once from two callers
+ * too. On PGlite, and PostgreSQL with DATABASE_URL.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,13 +14,18 @@ import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import { runCli } from '../../src/cli/run.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { SystemLedger } from '../../src/ledger/ledger-accounts.ts';
+import { recordReturnRepaid } from '../../src/money/returns-repaid.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { capture } from '../helpers/cli.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { SHARED_PUBLIC_URLS, spawnEwa } from '../helpers/ew-processes.ts';
 import { createOrganization } from '../helpers/factories.ts';
 import { advanceBody, createPaidWorker, type PaidWorker, postTransfer } from '../helpers/money.ts';
 import { entryRecordsOf, type ReturnedEntry, returnFile } from '../helpers/nacha.ts';
 import { operatorClient } from '../helpers/operator.ts';
-import { openTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
+import { holdRows } from '../helpers/row-hold.ts';
+import { onPostgres, openTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 const FEE_MINOR = 150;
 const RETURNED_AT = '2026-03-16T15:00:00.000Z';
@@ -104,6 +110,7 @@ async function ewa(world: World, ...argv: string[]) {
   const run = capture();
   const code = await runCli(argv, {
     ...run.context,
+    now: () => world.clock.now,
     database: { config: world.app.config, database: world.database },
   });
   return { code, stdout: run.stdout(), stderr: run.stderr() };
@@ -353,4 +360,197 @@ test('GET /admin/reports/returns: the items owed in pages, the totals with the l
   const size = await call('GET', '/admin/reports/returns?page[size]=0');
   assert.equal(size.statusCode, 400);
   assert.deepEqual(size.json().errors[0].source, { parameter: 'page[size]' });
+});
+
+/** The RETURN_REPAID postings of the flow: item, memo and what left RETURNS_PAYABLE. */
+async function repaidPostings(world: World) {
+  const { rows } = await sql<{ item: string; memo: string; minor: string | number }>`select
+      coalesce(lp.paycheck_id, lp.transfer_id)::text as item, lp.memo, e.amount_minor as minor
+    from ledger_postings lp join ledger_entries e on e.posting_id = lp.id and e.direction = 'DEBIT'
+      join ledger_accounts a on a.id = e.ledger_account_id and a.kind = 'RETURNS_PAYABLE'
+    where lp.kind = 'RETURN_REPAID' order by lp.posted_at`.execute(world.database.db);
+  return rows.map((row) => ({ ...row, minor: Number(row.minor) }));
+}
+
+test('ewa returns repaid: an item paid by other means leaves the report and RETURNS_PAYABLE together, once', async (t) => {
+  const flow = await returnsFlow(t);
+  const { world, acme, globex } = flow;
+  world.clock.now = new Date('2026-03-18T10:00:00Z');
+
+  const repaid = await ewa(
+    world,
+    'returns',
+    'repaid',
+    flow.advanceId,
+    '--reference',
+    ' WIRE 0318-1 ',
+    '--json',
+  );
+  assert.equal(repaid.code, 0, repaid.stderr);
+  assert.deepEqual(JSON.parse(repaid.stdout), {
+    kind: 'ADVANCE',
+    id: flow.advanceId,
+    person_id: flow.carol.personId,
+    organization_id: acme,
+    currency: 'USD',
+    amount_minor: 3_000,
+    reference: 'WIRE 0318-1',
+    repaid_at: '2026-03-18T10:00:00.000Z',
+    amount: '30.00',
+  });
+  assert.deepEqual(await ledgerReturnsPayable(world), { [acme]: 30_000, [globex]: 30_000 });
+  assert.deepEqual(await repaidPostings(world), [
+    { item: flow.advanceId, memo: 'WIRE 0318-1', minor: 3_000 },
+  ]);
+  await booksAreSound(world);
+  const report = await ewa(world, 'reports', 'returns', '--organization', acme);
+  assert.equal(report.code, 0, report.stderr);
+  const after = JSON.parse(report.stdout);
+  assert.deepEqual(after.totals, [total(acme, 1, 30_000)]);
+  assert.deepEqual(
+    after.lines.map((line: { id: string }) => line.id),
+    [flow.payoutA],
+  );
+
+  // Refused: again (1), a paycheck that came back from nowhere (1), no such id (1), and on their face (2).
+  const again = await ewa(world, 'returns', 'repaid', flow.advanceId, '--reference', 'WIRE 0318-2');
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, new RegExp(`${flow.advanceId} was recorded repaid already`));
+  const { rows } = await sql<{ id: string }>`select id from paychecks
+    where job_id = ${flow.carol.jobId}::uuid`.execute(world.database.db);
+  const notReturned = await ewa(world, 'returns', 'repaid', rows[0]!.id, '--reference', 'X');
+  assert.equal(notReturned.code, 1);
+  assert.match(notReturned.stderr, /Nothing owed back has id/);
+  const unknown = await ewa(
+    world,
+    'returns',
+    'repaid',
+    '6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0009',
+    '--reference',
+    'X',
+  );
+  assert.equal(unknown.code, 1);
+  for (const [argv, problem] of [
+    [['nope', '--reference', 'X'], /the item id must be a UUID/],
+    [[flow.payoutA], /--reference is required/],
+    [[flow.payoutA, '--reference', '  '], /--reference must name the payment/],
+    [[flow.payoutA, '--reference', 'x'.repeat(141)], /at most 140 characters \(got 141\)/],
+    [[flow.payoutA, '--reference', 'WIRE\n1'], /control characters/],
+  ] as const) {
+    const refused = await ewa(world, 'returns', 'repaid', ...argv);
+    assert.equal(refused.code, 2, `${argv.join(' ')}: ${refused.stderr}`);
+    assert.match(refused.stderr, problem);
+    assert.equal(refused.stdout, '');
+  }
+  assert.deepEqual(await ledgerReturnsPayable(world), { [acme]: 30_000, [globex]: 30_000 });
+  await booksAreSound(world);
+});
+
+test('POST /admin/reports/returns/{id}/repayment records a payout repaid; the totals of what is left', async (t) => {
+  const flow = await returnsFlow(t);
+  const { world, acme, globex } = flow;
+  world.clock.now = new Date('2026-03-18T11:00:00Z');
+  const { call } = await operatorClient(world.app);
+  const body = (reference: unknown) => ({ data: { type: 'return_repayments', attributes: { reference } } });
+  const path = `/admin/reports/returns/${flow.payoutB}/repayment`;
+
+  const answer = await call('POST', path, body('CHECK 5521'));
+  assert.equal(answer.statusCode, 200, answer.body);
+  assert.deepEqual(answer.json().data, {
+    type: 'return_repayments',
+    id: flow.payoutB,
+    attributes: {
+      kind: 'PAYOUT',
+      person_id: flow.bob.personId,
+      organization_id: globex,
+      currency: 'USD',
+      amount_minor: 30_000,
+      reference: 'CHECK 5521',
+      repaid_at: '2026-03-18T11:00:00.000Z',
+      amount: '300.00',
+    },
+  });
+  assert.deepEqual(await ledgerReturnsPayable(world), { [acme]: 33_000, [globex]: 0 });
+  await booksAreSound(world);
+  // Globex owes nothing now: its total is gone, Acme's stands.
+  const report = await call('GET', '/admin/reports/returns');
+  assert.deepEqual(report.json().meta.totals, [total(acme, 2, 33_000)]);
+  assert.equal(report.json().data.length, 2);
+
+  const again = await call('POST', path, body('CHECK 5522'));
+  assert.equal(again.statusCode, 400, again.body);
+  assert.equal(again.json().errors[0].code, 'INVALID_RESOURCE_STATE');
+  for (const reference of ['', 'x'.repeat(141), 7]) {
+    const refused = await call('POST', `/admin/reports/returns/${flow.payoutA}/repayment`, body(reference));
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.deepEqual(refused.json().errors[0].source, { pointer: '/data/attributes/reference' });
+  }
+  const blank = await call('POST', `/admin/reports/returns/${flow.payoutA}/repayment`, body('   '));
+  assert.equal(blank.statusCode, 400, blank.body);
+  assert.match(blank.json().errors[0].detail, /reference must name the payment/);
+  for (const id of ['6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0009', 'acme']) {
+    const missing = await call('POST', `/admin/reports/returns/${id}/repayment`, body('X'));
+    assert.equal(missing.statusCode, 404, missing.body);
+  }
+  assert.deepEqual(await ledgerReturnsPayable(world), { [acme]: 33_000, [globex]: 0 });
+  await booksAreSound(world);
+});
+
+test('two callers record one item repaid at once: one is recorded, the other refused, one movement', async (t) => {
+  const flow = await returnsFlow(t);
+  const { world, acme } = flow;
+  const ledger = new SystemLedger(world.database.db);
+  const tries = await Promise.allSettled(
+    ['A', 'B'].map((reference) =>
+      recordReturnRepaid(world.database.db, ledger, { id: flow.payoutA, reference, now: world.clock.now }),
+    ),
+  );
+  assert.deepEqual(tries.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected']);
+  const refused = tries.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+  assert.match(refused.reason.detail, /was recorded repaid already/);
+  assert.equal((await repaidPostings(world)).length, 1);
+  assert.equal((await ledgerReturnsPayable(world))[acme], 3_000);
+  await booksAreSound(world);
+});
+
+test('two `ewa returns repaid` processes on one item: one exits 0, the other 1, one movement', async (t) => {
+  if (!onPostgres) {
+    t.skip('needs PostgreSQL: set DATABASE_URL (two ewa processes share one database)');
+    return;
+  }
+  const flow = await returnsFlow(t);
+  const { world, acme } = flow;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  t.after(() => Promise.all(cleanups.map((cleanup) => cleanup())));
+  const held = { env: world.database.env, onCleanup: (work: () => Promise<unknown>) => cleanups.push(work) };
+  // Both wait for Carol, whose advance it is, then go one after the other.
+  const hold = await holdRows(held, 'select id from people where id = $1 for update', [flow.carol.personId]);
+  const runs = ['WIRE A', 'WIRE B'].map((reference) =>
+    spawnEwa(['returns', 'repaid', flow.advanceId, '--reference', reference], {
+      ...SHARED_PUBLIC_URLS,
+      ...world.database.env,
+    }),
+  );
+  for (const run of runs) cleanups.push(() => run.kill());
+  // Both processes are waiting, for the hold or for each other, before it goes.
+  await eventually(async () => {
+    const { rows } = await sql<{ waiting: string | number }>`select count(*) as waiting from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'
+        and cardinality(pg_blocking_pids(pid)) > 0`.execute(world.database.db);
+    return Number(rows[0]!.waiting) >= 2 || runs.some((run) => run.child.exitCode !== null);
+  }, 30_000);
+  assert.ok(
+    runs.every((run) => run.child.exitCode === null),
+    runs.map((run) => run.output()).join('\n'),
+  );
+  await hold.release();
+  const codes = await Promise.all(runs.map((run) => run.exited));
+  const outputs = runs.map((run) => run.output());
+  assert.deepEqual([...codes].sort(), [0, 1], outputs.join('\n'));
+  assert.match(outputs[codes.indexOf(1)]!, /was recorded repaid already/);
+  const postings = await repaidPostings(world);
+  assert.equal(postings.length, 1);
+  assert.equal(postings[0]!.memo, codes[0] === 0 ? 'WIRE A' : 'WIRE B');
+  assert.equal((await ledgerReturnsPayable(world))[acme], 30_000);
+  await booksAreSound(world);
 });

@@ -12,7 +12,11 @@ export interface Hold {
  * Runs `text` (a `select … for update`) in a transaction of a session of its own on the world's schema and keeps it
  * open: the rows stay locked until `release`, or the end of the test. To force the interleaving a race needs.
  */
-export async function holdRows(world: MoneyWorld, text: string, params: unknown[]): Promise<Hold> {
+export async function holdRows(
+  world: Pick<MoneyWorld, 'env' | 'onCleanup'>,
+  text: string,
+  params: unknown[],
+): Promise<Hold> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   let open = true;
