@@ -6,6 +6,8 @@ export const WEBHOOK_EVENT_TYPES = {
   'transfer.failed': 'A transfer failed, or came back after it settled (meta.failure_reason says why).',
   'paycheck.status_changed':
     'A paycheck moved on: ESTIMATED → PROCESSING → IN_TRANSIT → DEPOSITED (previous_status says from where).',
+  'paycheck.payout_returned':
+    'A paycheck’s payout came back from the worker’s bank (or the rail refused it): the money is owed to the worker again; its status stays as it was (payout_return_reason says why).',
   'earnings_balance.updated':
     'What is available in an earnings balance changed (earnings credited, an advance taken or returned, payday).',
   'account.created': 'An account was added: a bank account, a debit card, or an earnings balance.',

@@ -61,12 +61,15 @@ export function webhookPayload(event: StoredEvent, baseUrl: string): Record<stri
         }),
       };
     }
-    case 'paychecks':
-      return {
-        ...head,
-        previous_status: data.previous_status,
-        data: paycheckResource(baseUrl, paycheckOf(data.paycheck as PaycheckFigures)),
-      };
+    case 'paychecks': {
+      const paycheck = data.paycheck as PaycheckFigures & { payout_return_reason?: string | null };
+      // The paycheck resource has no field for a returned payout: the event says why beside it.
+      const told =
+        event.type === 'paycheck.payout_returned'
+          ? { payout_return_reason: paycheck.payout_return_reason ?? null }
+          : { previous_status: data.previous_status };
+      return { ...head, ...told, data: paycheckResource(baseUrl, paycheckOf(paycheck)) };
+    }
     case 'accounts': {
       const balance = data.balance_minor;
       return {

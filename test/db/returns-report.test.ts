@@ -20,12 +20,14 @@ import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { capture } from '../helpers/cli.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { SHARED_PUBLIC_URLS, spawnEwa } from '../helpers/ew-processes.ts';
-import { createOrganization } from '../helpers/factories.ts';
+import { createOrganization, linkedClientToken, restClient } from '../helpers/factories.ts';
 import { advanceBody, createPaidWorker, type PaidWorker, postTransfer } from '../helpers/money.ts';
 import { entryRecordsOf, type ReturnedEntry, returnFile } from '../helpers/nacha.ts';
 import { operatorClient } from '../helpers/operator.ts';
 import { holdRows } from '../helpers/row-hold.ts';
 import { onPostgres, openTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
+import { userToken } from '../helpers/tokens.ts';
+import { startReceiver } from '../helpers/webhook-receiver.ts';
 
 const FEE_MINOR = 150;
 const RETURNED_AT = '2026-03-16T15:00:00.000Z';
@@ -54,6 +56,8 @@ async function achWorld(t: TestContext): Promise<World> {
       EWA_ACH_OUTBOUND_DIR: outbound,
       EWA_ACH_INBOUND_DIR: inbound,
       EWA_ACH_ODFI: '09100001',
+      // The webhook receiver of returnsFlow's partner is on this host.
+      EWA_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
     },
     { now: () => clock.now },
   );
@@ -126,6 +130,8 @@ interface Flow {
   advanceId: string;
   payoutA: string;
   payoutB: string;
+  /** With `partner`: what Acme's partner app received of its workers' paychecks. */
+  received: Awaited<ReturnType<typeof startReceiver>>['received'];
 }
 
 /**
@@ -133,7 +139,7 @@ interface Flow {
  * Carol of Acme and Bob of Globex. At 15:00 the bank returns Carol's advance (R03: her paycheck is paid, so it is
  * owed to her) and Alice's payout (R04); at 16:00 Bob's payout (R01).
  */
-async function returnsFlow(t: TestContext): Promise<Flow> {
+async function returnsFlow(t: TestContext, options: { partner?: boolean } = {}): Promise<Flow> {
   const world = await achWorld(t);
   const { app } = world;
   const acme = await createOrganization(app, {
@@ -148,6 +154,23 @@ async function returnsFlow(t: TestContext): Promise<Flow> {
   const alice = await createPaidWorker(app, { organizationId: acme, earnedMinor: 40_000, now });
   const carol = await createPaidWorker(app, { organizationId: acme, earnedMinor: 40_000, now });
   const bob = await createPaidWorker(app, { organizationId: globex, earnedMinor: 40_000, now });
+  // Acme's partner app, which Alice and Carol signed in to, with a webhook endpoint for their paychecks.
+  const receiver = options.partner ? await startReceiver(t) : undefined;
+  if (receiver) {
+    const { client, token } = await linkedClientToken(app, [acme], ['client:admin']);
+    const created = await restClient(app, token).post('/rest/webhook_endpoints', {
+      data: {
+        type: 'webhook_endpoints',
+        attributes: {
+          url: receiver.url,
+          event_types: ['paycheck.status_changed', 'paycheck.payout_returned'],
+        },
+      },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    receiver.secrets.push(created.json().data.attributes.secret);
+    for (const paid of [alice, carol]) await userToken(app, paid.personId, ['user:read'], client.clientId);
+  }
   const answer = await postTransfer(app, carol.token, advanceBody(carol, { amount: 3_000 }));
   assert.equal(answer.statusCode, 200, answer.body);
   const advanceId = answer.json().data.id as string;
@@ -190,7 +213,19 @@ async function returnsFlow(t: TestContext): Promise<Flow> {
   );
   // What the ledger holds, read apart from the report: Carol's 3,000 and Alice's 30,000; Bob's 30,000.
   assert.deepEqual(await ledgerReturnsPayable(world), { [acme]: 33_000, [globex]: 30_000 });
-  return { world, acme, globex, alice, carol, bob, advanceId, payoutA: payA.id, payoutB: payB.id };
+  await app.webhooks.dispatcher.dispatchDue(world.clock.now);
+  return {
+    world,
+    acme,
+    globex,
+    alice,
+    carol,
+    bob,
+    advanceId,
+    payoutA: payA.id,
+    payoutB: payB.id,
+    received: receiver?.received ?? [],
+  };
 }
 
 async function emailOf(world: World, paid: PaidWorker): Promise<string> {
@@ -553,4 +588,37 @@ test('two `ewa returns repaid` processes on one item: one exits 0, the other 1, 
   assert.equal(postings[0]!.memo, codes[0] === 0 ? 'WIRE A' : 'WIRE B');
   assert.equal((await ledgerReturnsPayable(world))[acme], 30_000);
   await booksAreSound(world);
+});
+
+test('a returned payday payout is told to the partner: paycheck.payout_returned, once, with the return code', async (t) => {
+  const flow = await returnsFlow(t, { partner: true });
+  const { world } = flow;
+  const asRead = async (paid: PaidWorker, id: string) =>
+    (await restClient(world.app, paid.token).get(`/rest/paychecks/${id}`)).json().data;
+  const told = flow.received.filter((r) => r.payload.type === 'paycheck.payout_returned');
+  assert.deepEqual(
+    told.map((r) => [r.payload.data.id, r.payload.payout_return_reason, r.verified]),
+    [[flow.payoutA, 'R04', true]],
+    "Alice's payout only: Carol's came, her advance went back; Bob is not of this partner",
+  );
+  const event = told[0]!.payload;
+  assert.equal(event.previous_status, undefined);
+  assert.equal(event.timestamp, RETURNED_AT);
+  assert.deepEqual(event.data, await asRead(flow.alice, flow.payoutA), 'the paycheck as GET shows it');
+  assert.equal((event.data.attributes as { status: string }).status, 'IN_TRANSIT');
+  // Its status steps were told as before, each once; nothing more when the books move on.
+  const steps = flow.received
+    .filter((r) => r.payload.type === 'paycheck.status_changed' && r.payload.data.id === flow.payoutA)
+    .map((r) => `${r.payload.previous_status}→${(r.payload.data.attributes as { status: string }).status}`);
+  assert.deepEqual(steps, ['ESTIMATED→PROCESSING', 'PROCESSING→IN_TRANSIT']);
+  const count = flow.received.length;
+  await exchange(world, '2026-03-17T14:31:00Z');
+  assert.equal((await world.app.money.settle(new Date('2026-03-17T15:00:00Z'))).settled, 0);
+  await world.app.webhooks.dispatcher.dispatchDue(new Date('2026-03-17T15:00:00Z'));
+  assert.equal(
+    flow.received.filter((r) => r.payload.type === 'paycheck.payout_returned').length,
+    1,
+    'told once',
+  );
+  assert.ok(flow.received.length >= count);
 });
