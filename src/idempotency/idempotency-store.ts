@@ -32,8 +32,9 @@ export function freshRequest(n: RawBuilder<unknown>): RawBuilder<unknown> {
 /**
  * Takes each request's key for this transaction (a transaction-scoped advisory lock, tried, never waited for),
  * reads its stored answer and, once the key is held, forgets that answer if it has expired: the request is new.
- * Marks the fresh requests (key held, no live answer) for `freshRequest`, and sets the transaction's
- * `idle_in_transaction_session_timeout` to `lockMs`. Each lock is taken in a CTE that both the delete and the
+ * Marks the fresh requests (key held, no live answer) for `freshRequest`, sets the transaction's
+ * `idle_in_transaction_session_timeout` to `lockMs`, and makes the statements after it in the transaction keep their
+ * generic plans (what GENERIC_PLANS in db/prepared-pool.ts does, without a statement of its own). Each lock is taken in a CTE that both the delete and the
  * answer read, so it is taken exactly once; the delete's snapshot is the statement's, so the answer returned is the
  * row as it was before it was forgotten. The delete names the rows it read (by ctid), so a row a retry replaced
  * meanwhile is not the row read and stays.
@@ -59,6 +60,7 @@ export function holdKeysStatement(
       forgotten as (delete from idempotency_keys k
         where k.ctid = any(array(select h.row_id from h where h.locked and h.expires_at <= h.now)))
     select set_config('idle_in_transaction_session_timeout', ${String(lockMs)}, true) as idle_limit,
+      set_config('plan_cache_mode', 'force_generic_plan', true) as plan_cache_mode,
       set_config('ewa.fresh_requests', (select coalesce(string_agg(f.n::text, ','), '') from h f
         where f.locked and (f.expires_at is null or f.expires_at <= f.now)), true) as fresh,
       h.locked, h.request_hash, h.response_status, h.response_body, h.expires_at

@@ -50,7 +50,7 @@ function canonicalJson(value: unknown): string {
  *   1. BEGIN; hold the key in one statement: a transaction-scoped advisory lock (another request with the key
  *      meanwhile is 409 IDEMPOTENCY_KEY_LOCKED), any stored answer (replayed when the body is the same,
  *      INVALID_IDEMPOTENCY_KEY when not), and an expired answer forgotten; the work's reads, which do nothing unless
- *      the key is fresh, with the plans they keep (GENERIC_PLANS);
+ *      the key is fresh, with the plans they keep (generic ones, set by the hold);
  *   2. the work's writes, the answer, COMMIT.
  * So an answer and its effects commit together or not at all, and a process that dies mid-request leaves nothing
  * behind: PostgreSQL rolls its transaction back and frees the key. A request whose process stops answering is

@@ -1,6 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { GENERIC_PLANS } from '../db/prepared-pool.ts';
 import type { DB } from '../db/schema.ts';
 import { firstFailure, rowsOf, runBatch } from '../db/statement-batch.ts';
 import {
@@ -13,7 +12,7 @@ import type { KeyedRequest, StoredResponse, WorkKind } from './keyed-work.ts';
 
 /**
  * The two round trips of a transaction of keyed requests of one kind, one request alone (idempotency.ts) or a batch
- * (keyed-batch.ts): first BEGIN, every key held, generic plans, the kind's reads; then what the requests write,
+ * (keyed-batch.ts): first BEGIN, every key held (which also makes the rest keep generic plans), the kind's reads; then what the requests write,
  * their answers and COMMIT.
  */
 
@@ -37,7 +36,6 @@ export async function holdAndRead<Plan>(
   const outcomes = await runBatch(connection, [
     BEGIN,
     holdKeysStatement(db, requests, lockMs),
-    GENERIC_PLANS,
     ...kind.reads(plans, freshRequest),
   ]);
   const failure = firstFailure(outcomes);
@@ -45,7 +43,7 @@ export async function holdAndRead<Plan>(
   return {
     ok: true,
     holds: rowsOf<HoldRow>(outcomes[1]),
-    reads: outcomes.slice(3).map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
+    reads: outcomes.slice(2).map((outcome) => rowsOf<Record<string, unknown>>(outcome)),
   };
 }
 

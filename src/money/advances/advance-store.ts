@@ -28,7 +28,8 @@ import type {
  * so the reads see everything committed before the locks were granted, where a statement that waited for a lock
  * reads the other tables as they were before it waited.
  *
- * They are meant for a transaction that keeps generic plans (GENERIC_PLANS in db/prepared-pool.ts, sent first).
+ * They are meant for a transaction that keeps generic plans (GENERIC_PLANS in db/prepared-pool.ts, or the
+ * idempotency key's hold, sent first).
  *
  * Each statement takes a `guard` on `n`, a condition that must hold for advance n to lock or read anything: the
  * idempotency layer passes "this request holds a fresh key", so a request whose key is busy or answered neither
