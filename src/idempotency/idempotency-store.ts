@@ -34,8 +34,8 @@ export function freshRequest(n: RawBuilder<unknown>): RawBuilder<unknown> {
  * reads its stored answer and, once the key is held, forgets that answer if it has expired: the request is new.
  * Marks the fresh requests (key held, no live answer) for `freshRequest`, sets the transaction's
  * `idle_in_transaction_session_timeout` to `lockMs`, and makes the statements after it in the transaction keep their
- * generic plans (what GENERIC_PLANS in db/prepared-pool.ts does, without a statement of its own). Each lock is taken in a CTE that both the delete and the
- * answer read, so it is taken exactly once; the delete's snapshot is the statement's, so the answer returned is the
+ * generic plans (what GENERIC_PLANS in db/prepared-pool.ts does, without a statement of its own). Each lock is taken
+ * in a CTE that both the delete and the answer read, so it is taken exactly once; the delete's snapshot is the statement's, so the answer returned is the
  * row as it was before it was forgotten. The delete names the rows it read (by ctid), so a row a retry replaced
  * meanwhile is not the row read and stays.
  *

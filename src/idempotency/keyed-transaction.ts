@@ -12,8 +12,8 @@ import type { KeyedRequest, StoredResponse, WorkKind } from './keyed-work.ts';
 
 /**
  * The two round trips of a transaction of keyed requests of one kind, one request alone (idempotency.ts) or a batch
- * (keyed-batch.ts): first BEGIN, every key held (which also makes the rest keep generic plans), the kind's reads; then what the requests write,
- * their answers and COMMIT.
+ * (keyed-batch.ts): first BEGIN, every key held (which also makes the rest keep generic plans), the kind's reads;
+ * then what the requests write, their answers and COMMIT.
  */
 
 const BEGIN = CompiledQuery.raw('begin');

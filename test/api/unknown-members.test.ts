@@ -272,8 +272,8 @@ test('the OpenAPI document shows every request body closed, with meta accepted a
   }
   assert.equal(
     bodies,
-    25,
-    'transfers, accounts, people, jobs, three /admin bodies (an organization, its policy, invitations), the four of webhook endpoints on /rest and /admin, the sandbox clock and reset, the two of compliance rules, a disclosure acceptance and a publication, a complaint opened and changed, an overpayment resolution on /rest and on /admin',
+    26,
+    'transfers, accounts, people, jobs, three /admin bodies (an organization, its policy, invitations), the four of webhook endpoints on /rest and /admin, the sandbox clock and reset, the two of compliance rules, a disclosure acceptance and a publication, a complaint opened and changed, an overpayment resolution on /rest and on /admin, a returned item repaid',
   );
   // A transfer's resource meta reads one member (disclosure_acknowledged) and accepts and ignores the others, as
   // JSON:API's meta is everywhere.
