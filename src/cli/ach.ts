@@ -1,5 +1,7 @@
+import { type AchReturnListing, decodeAchReturnCursor } from '../rails/ach/ach-return-cursor.ts';
 import {
   ACH_RETURN_LISTING_MAX,
+  type AchReturnPage,
   type ChangeNotificationRecord,
   listChangeNotifications,
   listReturnFiles,
@@ -7,7 +9,7 @@ import {
   type ReturnFileRecord,
   type UnmatchedReturnRecord,
 } from '../rails/ach/ach-return-records.ts';
-import { type Command, positiveInteger, UsageError, writeLine } from './command.ts';
+import { type CliContext, type Command, positiveInteger, UsageError, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
 const LIMIT_DEFAULT = 100;
@@ -53,12 +55,31 @@ function changeLine(n: ChangeNotificationRecord): string {
   return `${n.received_at}  ${shownName(n.file_name)} #${n.position}  ${n.change_code}${reason}  corrected data "${n.corrected_data}"  trace ${n.original_trace_number}  ${entry}`;
 }
 
+/**
+ * A page as the operator reads it: --json `{"data": [...], "next": cursor | null}`, or a line a row and, when more
+ * follow, a last line with the command that gives the next page (as `ewa overpayments list` does).
+ */
+function writePage<R>(
+  context: CliContext,
+  json: boolean,
+  page: AchReturnPage<R>,
+  text: { empty: string; line: (row: R) => string; command: string },
+): number {
+  if (json) writeLine(context.stdout, JSON.stringify({ data: page.items, next: page.next }));
+  else {
+    if (page.items.length === 0) writeLine(context.stdout, text.empty);
+    for (const row of page.items) writeLine(context.stdout, text.line(row));
+    if (page.next) writeLine(context.stdout, `next: ${text.command} --after ${page.next}`);
+  }
+  return 0;
+}
+
 const returns: Command = {
   name: 'ach returns',
   summary:
     'The ACH return files read (refused ones with why), the returns that matched nothing, the notifications of change',
   help: [
-    'Usage: ewa ach returns [--unmatched | --changes] [--limit N] [--json]',
+    'Usage: ewa ach returns [--unmatched | --changes] [--limit N] [--after CURSOR] [--json]',
     '',
     'Without a flag: the return files read from EWA_ACH_INBOUND_DIR, latest first: when, name, the first 16',
     'characters of its SHA-256, and READ with its return count and how many matched nothing, or REFUSED with the',
@@ -71,40 +92,59 @@ const returns: Command = {
     'trace number, and the entry it is about: payment, account (with its routing number now) and person. Nothing',
     "applies them: the bank details are the worker's; update them through the worker (or by hand) and the next",
     'entries go out corrected.',
-    `At most --limit rows (1 to ${ACH_RETURN_LISTING_MAX}; ${LIMIT_DEFAULT} by default). --json: {"data": [...]}.`,
+    `At most --limit rows a page (1 to ${ACH_RETURN_LISTING_MAX}; ${LIMIT_DEFAULT} by default); when more follow, the last`,
+    "line is the command of the next page (next: ... --after CURSOR), which starts after this page's last row:",
+    'files read in between neither repeat a row nor skip one. --json: {"data": [...], "next": CURSOR or null}.',
   ].join('\n'),
   options: {
     unmatched: { type: 'boolean' },
     changes: { type: 'boolean' },
     limit: { type: 'string' },
+    after: { type: 'string' },
     json: { type: 'boolean' },
   },
   async run(flags, _positionals, context) {
-    const limit =
+    const size =
       flags.limit === undefined
         ? LIMIT_DEFAULT
         : positiveInteger('limit', flags.limit, ACH_RETURN_LISTING_MAX);
     if (flags.unmatched && flags.changes) throw new UsageError('give one of --unmatched and --changes.');
+    const which = flags.changes ? '--changes' : flags.unmatched ? '--unmatched' : undefined;
+    const listing: AchReturnListing = flags.changes
+      ? 'ach-change-notifications'
+      : flags.unmatched
+        ? 'ach-unmatched-returns'
+        : 'ach-return-files';
+    const after = flags.after === undefined ? undefined : decodeAchReturnCursor(listing, String(flags.after));
+    if (flags.after !== undefined && !after)
+      throw new UsageError(
+        `--after is not a cursor of this listing${which ? ` (${which})` : ''}: take it, unchanged, from the "next" line (or "next" of --json) of the page before.`,
+      );
+    const command = [
+      'ewa ach returns',
+      ...(which ? [which] : []),
+      ...(flags.limit === undefined ? [] : [`--limit ${size}`]),
+    ].join(' ');
+    const json = flags.json === true;
     return withMigratedDatabase(context, async ({ database }) => {
-      if (flags.changes) {
-        const rows = await listChangeNotifications(database.db, limit);
-        if (flags.json) writeLine(context.stdout, JSON.stringify({ data: rows }));
-        else if (rows.length === 0) writeLine(context.stdout, 'No notifications of change.');
-        else for (const row of rows) writeLine(context.stdout, changeLine(row));
-        return 0;
-      }
-      if (flags.unmatched) {
-        const rows = await listUnmatchedReturns(database.db, limit);
-        if (flags.json) writeLine(context.stdout, JSON.stringify({ data: rows }));
-        else if (rows.length === 0) writeLine(context.stdout, 'No unmatched returns.');
-        else for (const row of rows) writeLine(context.stdout, unmatchedLine(row));
-        return 0;
-      }
-      const rows = await listReturnFiles(database.db, limit);
-      if (flags.json) writeLine(context.stdout, JSON.stringify({ data: rows }));
-      else if (rows.length === 0) writeLine(context.stdout, 'No return files read.');
-      else for (const row of rows) writeLine(context.stdout, fileLine(row));
-      return 0;
+      const page = { size, after };
+      if (listing === 'ach-change-notifications')
+        return writePage(context, json, await listChangeNotifications(database.db, page), {
+          empty: 'No notifications of change.',
+          line: changeLine,
+          command,
+        });
+      if (listing === 'ach-unmatched-returns')
+        return writePage(context, json, await listUnmatchedReturns(database.db, page), {
+          empty: 'No unmatched returns.',
+          line: unmatchedLine,
+          command,
+        });
+      return writePage(context, json, await listReturnFiles(database.db, page), {
+        empty: 'No return files read.',
+        line: fileLine,
+        command,
+      });
     });
   },
 };

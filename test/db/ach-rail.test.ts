@@ -1251,7 +1251,9 @@ test('trace numbers given again after 9,999,999 entries: later files stay valid,
   });
   assert.equal(await moneyState(world.db), before, 'a return is applied once');
   // The listing accounts for every return of each file: applied, already returned, or unmatched.
-  const listed = new Map((await listReturnFiles(world.db, 10)).map((file) => [file.file_name, file]));
+  const listed = new Map(
+    (await listReturnFiles(world.db, { size: 10 })).items.map((file) => [file.file_name, file]),
+  );
   const counts = (name: string) => {
     const file = listed.get(name)!;
     return [file.returns, file.applied, file.already_returned, file.unmatched];
