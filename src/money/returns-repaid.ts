@@ -28,8 +28,11 @@ export interface ReturnRepaid {
 export function repaidReferenceProblem(reference: string): string | undefined {
   const trimmed = reference.trim();
   if (trimmed.length === 0) return 'must name the payment (a wire, transfer or check number)';
-  if (trimmed.length > REPAID_REFERENCE_MAX)
-    return `must be at most ${REPAID_REFERENCE_MAX} characters (got ${trimmed.length})`;
+  // Characters as the column's check and the request schema count them (code points), not UTF-16 units: an emoji
+  // is one character, not two.
+  const characters = [...trimmed].length;
+  if (characters > REPAID_REFERENCE_MAX)
+    return `must be at most ${REPAID_REFERENCE_MAX} characters (got ${characters})`;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f-\u009f]/.test(trimmed)) return 'must not hold control characters';
   return undefined;

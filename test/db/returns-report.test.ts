@@ -470,6 +470,7 @@ test('ewa returns repaid: an item paid by other means leaves the report and RETU
     [[flow.payoutA], /--reference is required/],
     [[flow.payoutA, '--reference', '  '], /--reference must name the payment/],
     [[flow.payoutA, '--reference', 'x'.repeat(141)], /at most 140 characters \(got 141\)/],
+    [[flow.payoutA, '--reference', '😀'.repeat(141)], /at most 140 characters \(got 141\)/],
     [[flow.payoutA, '--reference', 'WIRE\n1'], /control characters/],
   ] as const) {
     const refused = await ewa(world, 'returns', 'repaid', ...argv);
@@ -528,6 +529,17 @@ test('POST /admin/reports/returns/{id}/repayment records a payout repaid; the to
     assert.equal(missing.statusCode, 404, missing.body);
   }
   assert.deepEqual(await ledgerReturnsPayable(world), { [acme]: 33_000, [globex]: 0 });
+  await booksAreSound(world);
+  // 140 characters as the docs and the column count them, whatever their UTF-16 length (an emoji is two units).
+  const wide = 'é😀'.repeat(70);
+  world.clock.now = new Date('2026-03-18T12:00:00Z');
+  const recorded = await call('POST', `/admin/reports/returns/${flow.payoutA}/repayment`, body(wide));
+  assert.equal(recorded.statusCode, 200, recorded.body);
+  assert.equal(recorded.json().data.attributes.reference, wide);
+  assert.deepEqual(await repaidPostings(world), [
+    { item: flow.payoutB, memo: 'CHECK 5521', minor: 30_000 },
+    { item: flow.payoutA, memo: wide, minor: 30_000 },
+  ]);
   await booksAreSound(world);
 });
 
