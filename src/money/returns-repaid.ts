@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { lockPeople } from '../db/lock-order.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
+import { textProblem } from '../domain/input-text.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { SystemLedger } from '../ledger/ledger-accounts.ts';
 import { returnRepaid } from '../ledger/movements.ts';
@@ -24,7 +25,10 @@ export interface ReturnRepaid {
   repaid_at: string;
 }
 
-/** The reference as kept: trimmed, 1 to REPAID_REFERENCE_MAX characters with no control characters, else why not. */
+/**
+ * The reference as kept: trimmed, 1 to REPAID_REFERENCE_MAX characters, text by the one rule (input-text.ts: no
+ * control, bidirectional or zero-width character), else why not.
+ */
 export function repaidReferenceProblem(reference: string): string | undefined {
   const trimmed = reference.trim();
   if (trimmed.length === 0) return 'must name the payment (a wire, transfer or check number)';
@@ -33,9 +37,9 @@ export function repaidReferenceProblem(reference: string): string | undefined {
   const characters = [...trimmed].length;
   if (characters > REPAID_REFERENCE_MAX)
     return `must be at most ${REPAID_REFERENCE_MAX} characters (got ${characters})`;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(trimmed)) return 'must not hold control characters';
-  return undefined;
+  // The one rule for text from outside: `ewa returns repaid` reads a reference that never passes the HTTP edge.
+  const problem = textProblem(trimmed);
+  return problem?.replace(/\.$/, '');
 }
 
 /**

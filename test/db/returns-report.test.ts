@@ -471,7 +471,11 @@ test('ewa returns repaid: an item paid by other means leaves the report and RETU
     [[flow.payoutA, '--reference', '  '], /--reference must name the payment/],
     [[flow.payoutA, '--reference', 'x'.repeat(141)], /at most 140 characters \(got 141\)/],
     [[flow.payoutA, '--reference', '😀'.repeat(141)], /at most 140 characters \(got 141\)/],
-    [[flow.payoutA, '--reference', 'WIRE\n1'], /control characters/],
+    [[flow.payoutA, '--reference', 'WIRE\n1'], /contains a control character or line break/],
+    // What the API's edge refuses, the CLI refuses too: a reversed or hidden part of a payment's reference.
+    [[flow.payoutA, '--reference', 'WIRE \u2028 1'], /contains a control character or line break/],
+    [[flow.payoutA, '--reference', 'WIRE \u202e1-8130'], /contains a bidirectional control character/],
+    [[flow.payoutA, '--reference', 'WIRE 1\u200b2'], /contains a zero-width character/],
   ] as const) {
     const refused = await ewa(world, 'returns', 'repaid', ...argv);
     assert.equal(refused.code, 2, `${argv.join(' ')}: ${refused.stderr}`);
