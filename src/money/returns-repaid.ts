@@ -9,7 +9,7 @@ import { returnRepaid } from '../ledger/movements.ts';
 import { postMovements } from '../ledger/posting.ts';
 import { owedItem, type ReturnsPayableKind } from '../reports/returns-report.ts';
 
-/** The longest payment reference kept (the column's check, migration 0039). */
+/** The longest payment reference kept (the column's check, migration 0034). */
 export const REPAID_REFERENCE_MAX = 140;
 
 /** An item of RETURNS_PAYABLE recorded paid to its worker by the operator. */
