@@ -538,7 +538,7 @@ export function heapConfigOf(env: Env): HeapConfig {
 
 function heapConfig(read: EnvReader): HeapConfig {
   return {
-    semiSpaceMb: read.integer('EWA_V8_SEMI_SPACE_MB', 8, 0, 1024),
+    semiSpaceMb: read.integer('EWA_V8_SEMI_SPACE_MB', 4, 0, 1024),
     growingPercent: read.integer('EWA_V8_HEAP_GROWING_PERCENT', 20, 0, 1000),
     wasmLiftoffOnly: read.boolean('EWA_V8_WASM_LIFTOFF_ONLY', read.string('DATABASE_URL', '') === ''),
   };

@@ -42,7 +42,7 @@ test('npm start path: first start creates the database, seeds, serves three list
     // Started again in place with the V8 flags; on the embedded database, its WebAssembly is never optimized.
     const args = readFileSync(`/proc/${running.child.pid}/cmdline`, 'utf8').split('\0');
     assert.ok(args.includes('--liftoff-only'), args.join(' '));
-    assert.ok(args.includes('--max-semi-space-size=8'), args.join(' '));
+    assert.ok(args.includes('--max-semi-space-size=4'), args.join(' '));
   }
   assert.equal((await fetch(`${env.EWA_AUTH_URL}/anything`)).status, 404);
 

@@ -172,7 +172,7 @@ test('ewa serve --workers 2 on PostgreSQL: both serve, limits, revocations and t
     () => {
       for (const pid of [primaryPid, ...workers]) {
         const args = execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' });
-        assert.match(args, /--max-semi-space-size=8 --heap-growing-percent=20 /, `process ${pid}: ${args}`);
+        assert.match(args, /--max-semi-space-size=4 --heap-growing-percent=20 /, `process ${pid}: ${args}`);
       }
     },
   );

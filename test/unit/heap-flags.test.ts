@@ -3,17 +3,17 @@ import { test } from 'node:test';
 import { missingHeapFlags } from '../../src/cli/heap-flags.ts';
 import { ConfigError, heapConfigOf, loadConfig } from '../../src/config.ts';
 
-test('ewa serve sizes the heap by default: semi-spaces of 8 MB, the old generation 20 % over its live data', () => {
+test('ewa serve sizes the heap by default: semi-spaces of 4 MB, the old generation 20 % over its live data', () => {
   const heap = loadConfig({ DATABASE_URL: 'postgres://db.example/ewa' }).heap;
-  assert.deepEqual(heap, { semiSpaceMb: 8, growingPercent: 20, wasmLiftoffOnly: false });
-  assert.deepEqual(missingHeapFlags(heap, [], ''), ['--max-semi-space-size=8', '--heap-growing-percent=20']);
+  assert.deepEqual(heap, { semiSpaceMb: 4, growingPercent: 20, wasmLiftoffOnly: false });
+  assert.deepEqual(missingHeapFlags(heap, [], ''), ['--max-semi-space-size=4', '--heap-growing-percent=20']);
 });
 
 test('on the embedded database, WebAssembly is compiled by the baseline compiler only, unless told otherwise', () => {
   const embedded = loadConfig({}).heap;
   assert.equal(embedded.wasmLiftoffOnly, true);
   assert.deepEqual(missingHeapFlags(embedded, [], ''), [
-    '--max-semi-space-size=8',
+    '--max-semi-space-size=4',
     '--heap-growing-percent=20',
     '--liftoff-only',
   ]);
@@ -24,11 +24,11 @@ test('on the embedded database, WebAssembly is compiled by the baseline compiler
     true,
   );
   // A process started with the flag, or with its negation, keeps what it was given.
-  assert.deepEqual(missingHeapFlags(embedded, ['--no-liftoff-only'], '--max-semi-space-size=4'), [
+  assert.deepEqual(missingHeapFlags(embedded, ['--no-liftoff-only'], '--max-semi-space-size=2'), [
     '--heap-growing-percent=20',
   ]);
   assert.deepEqual(missingHeapFlags(embedded, ['--liftoff_only'], ''), [
-    '--max-semi-space-size=8',
+    '--max-semi-space-size=4',
     '--heap-growing-percent=20',
   ]);
   assert.throws(() => heapConfigOf({ EWA_V8_WASM_LIFTOFF_ONLY: 'yes' }), /EWA_V8_WASM_LIFTOFF_ONLY/);
@@ -47,7 +47,7 @@ test('0 leaves V8 its own sizing, and a flag the process already has (command li
   ]);
   assert.deepEqual(missingHeapFlags(defaults, ['--heap_growing_percent=5'], '--max_semi_space_size=16'), []);
   assert.deepEqual(
-    missingHeapFlags(defaults, ['--max-semi-space-size=8', '--heap-growing-percent=20'], ''),
+    missingHeapFlags(defaults, ['--max-semi-space-size=4', '--heap-growing-percent=20'], ''),
     [],
   );
 });
