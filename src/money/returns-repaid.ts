@@ -7,20 +7,13 @@ import { AppError } from '../errors/app-error.ts';
 import type { SystemLedger } from '../ledger/ledger-accounts.ts';
 import { returnRepaid } from '../ledger/movements.ts';
 import { postMovements } from '../ledger/posting.ts';
-import { owedItem, type ReturnsPayableKind } from '../reports/returns-report.ts';
+import { type OwedItem, owedItem } from '../reports/returns-report.ts';
 
 /** The longest payment reference kept (the column's check, migration 0034). */
 export const REPAID_REFERENCE_MAX = 140;
 
-/** An item of RETURNS_PAYABLE recorded paid to its worker by the operator. */
-export interface ReturnRepaid {
-  kind: ReturnsPayableKind;
-  /** The paycheck's id (PAYOUT) or the transfer's (ADVANCE): the id `ewa reports returns` lists. */
-  id: string;
-  person_id: string;
-  organization_id: string;
-  currency: string;
-  amount_minor: number;
+/** An item of RETURNS_PAYABLE (its id the one `ewa reports returns` lists) recorded paid by the operator. */
+export interface ReturnRepaid extends OwedItem {
   reference: string;
   repaid_at: string;
 }

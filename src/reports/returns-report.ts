@@ -98,29 +98,21 @@ function itemsSql(organizationId: string | undefined): RawBuilder<unknown> {
         and not exists (select from returns_repaid rr where rr.item_id = t.id))`;
 }
 
+/** What an item owed is: whose, how much, and the id of its paycheck (PAYOUT) or transfer (ADVANCE). */
+export interface OwedItem {
+  kind: ReturnsPayableKind;
+  id: string;
+  person_id: string;
+  organization_id: string;
+  currency: string;
+  amount_minor: number;
+}
+
 /** An item owed (not yet recorded paid), by the id of its paycheck or transfer, read in the caller's transaction. */
-export async function owedItem(
-  runner: Db | Tx,
-  id: string,
-): Promise<
-  | {
-      kind: ReturnsPayableKind;
-      id: string;
-      person_id: string;
-      organization_id: string;
-      currency: string;
-      amount_minor: number;
-    }
-  | undefined
-> {
-  const { rows } = await sql<{
-    kind: ReturnsPayableKind;
-    id: string;
-    person_id: string;
-    organization_id: string;
-    currency: string;
-    amount_minor: number | string;
-  }>`select kind, id, person_id, organization_id, currency, amount_minor from ${itemsSql(undefined)} i
+export async function owedItem(runner: Db | Tx, id: string): Promise<OwedItem | undefined> {
+  const { rows } = await sql<
+    Omit<OwedItem, 'amount_minor'> & { amount_minor: number | string }
+  >`select kind, id, person_id, organization_id, currency, amount_minor from ${itemsSql(undefined)} i
     where i.id = ${id}::uuid`.execute(runner);
   const row = rows[0];
   return row && { ...row, amount_minor: Number(row.amount_minor) };
