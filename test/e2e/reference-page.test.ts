@@ -122,9 +122,12 @@ test('in the sandbox, Authorize signs a demo worker in with PKCE and Try it out 
   await popup.locator('#email').fill(DEMO.people[0]!.email);
   await popup.locator('#password').fill(DEMO.password);
   await popup.getByRole('button', { name: 'Sign in' }).click();
+  // The popup closes once swagger-ui's redirect page has handed the code over (slow on a busy host). Playwright's
+  // waitForEvent does not look back: the wait starts before the click, or a close that comes first is missed.
+  const popupClosed = popup.waitForEvent('close', { timeout: 60_000 });
+  popupClosed.catch(() => {}); // awaited below; a failed click must not leave it unhandled
   await popup.getByRole('button', { name: 'Allow', exact: true }).click();
-  // The popup closes once swagger-ui's redirect page has handed the code over; slow on a busy host.
-  await popup.waitForEvent('close', { timeout: 60_000 });
+  await popupClosed;
   await scheme.locator('button', { hasText: 'Logout' }).waitFor({ timeout: 10_000 });
   await page.locator('.modal-ux .close-modal').click();
 
