@@ -19,17 +19,18 @@ export interface ReturnRepaid extends OwedItem {
 }
 
 /**
- * The reference as kept: trimmed, 1 to REPAID_REFERENCE_MAX characters, text by the one rule (input-text.ts: no
- * control, bidirectional or zero-width character), else why not.
+ * The reference as given: 1 to REPAID_REFERENCE_MAX characters, not all blank, text by the one rule (input-text.ts:
+ * no control, bidirectional or zero-width character), else why not. It is kept trimmed. The length is of the text as
+ * given, as the request schema counts it, so `ewa returns repaid` and the API take the same references.
  */
 export function repaidReferenceProblem(reference: string): string | undefined {
-  const trimmed = reference.trim();
-  if (trimmed.length === 0) return 'must name the payment (a wire, transfer or check number)';
   // Characters as the column's check and the request schema count them (code points), not UTF-16 units: an emoji
   // is one character, not two.
-  const characters = [...trimmed].length;
+  const characters = [...reference].length;
   if (characters > REPAID_REFERENCE_MAX)
     return `must be at most ${REPAID_REFERENCE_MAX} characters (got ${characters})`;
+  const trimmed = reference.trim();
+  if (trimmed.length === 0) return 'must name the payment (a wire, transfer or check number)';
   // The one rule for text from outside: `ewa returns repaid` reads a reference that never passes the HTTP edge.
   const problem = textProblem(trimmed);
   return problem?.replace(/\.$/, '');
