@@ -357,6 +357,18 @@ export interface AchReturnFilesTable {
   error: string | null;
 }
 
+/** What a name of the ACH inbound folder gave when its bytes were claimed, to skip it unchanged (0037). */
+export interface AchInboundFilesTable {
+  file_name: string;
+  sha256: string;
+  size_bytes: string;
+  mtime_ns: string;
+  ctime_ns: string;
+  device: string;
+  inode: string;
+  seen_at: RequiredTimestamp;
+}
+
 /** A return that matched no entry of ours, or not its amount (0032): nothing applied, kept for a person. */
 export interface AchUnmatchedReturnsTable {
   file_sha256: string;
@@ -574,6 +586,7 @@ export interface DB {
   ach_entries: AchEntriesTable;
   ach_files: AchFilesTable;
   ach_return_files: AchReturnFilesTable;
+  ach_inbound_files: AchInboundFilesTable;
   ach_returns: AchReturnsTable;
   ach_unmatched_returns: AchUnmatchedReturnsTable;
   ach_change_notifications: AchChangeNotificationsTable;

@@ -16,12 +16,14 @@ import {
   copyFile,
   mkdir,
   mkdtemp,
+  open,
   readdir,
   readFile,
   rm,
   stat,
   symlink,
   truncate,
+  utimes,
   writeFile,
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -1517,6 +1519,93 @@ test('a return file too large to read is refused, not the end of every run; file
   );
   // Read once, refused or not.
   assert.deepEqual(await exchange(world, '2026-03-09T19:01:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+});
+
+test('a return file unchanged on disk is not read again; a copy is recorded, not applied; a changed one is read', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const [alice, bob, carol] = [await worker(world), await worker(world), await worker(world)];
+  const a1 = await advance(world, alice, 5_000);
+  const b1 = await advance(world, bob, 5_000);
+  const c1 = await advance(world, carol, 5_000);
+  await dispatch(world, 3);
+  await exchange(world, '2026-03-09T14:31:00Z');
+  const returnOf = async (reference: string) =>
+    returnFile([{ entryRecord: await sentRecord(world, reference), returnCode: 'R01' }], {
+      createdAt: '2603091500',
+      ...TO_US,
+    });
+  const path = join(world.inbound, 'returns.ach');
+  await writeFile(path, await returnOf(a1.id));
+  // A whole second, so utimes (which takes seconds) puts it back exactly.
+  const modified = 1_773_000_000;
+  await utimes(path, modified, modified);
+  const readOnce = { composed: 0, written: 0, ...NOTHING_READ, returnFiles: 1, returns: 1 };
+  assert.deepEqual(await exchange(world, '2026-03-09T19:00:00Z'), readOnce);
+  const known = async () =>
+    (
+      await sql<{ file_name: string; sha256: string; mtime_ns: string }>`select file_name, sha256,
+        mtime_ns::text as mtime_ns from ach_inbound_files order by file_name`.execute(world.db)
+    ).rows;
+  const sha256 = createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
+  assert.deepEqual(await known(), [{ file_name: 'returns.ach', sha256, mtime_ns: `${modified}000000000` }]);
+
+  // A copy under another name: its bytes are known, so it is recorded for the next run and applied to nothing.
+  await copyFile(path, join(world.inbound, 'returns-copy.ach'));
+  const before = await moneyState(world.db);
+  assert.deepEqual(await exchange(world, '2026-03-09T19:01:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.deepEqual(
+    (await known()).map((row) => [row.file_name, row.sha256]),
+    [
+      ['returns-copy.ach', sha256],
+      ['returns.ach', sha256],
+    ],
+  );
+  assert.equal(await moneyState(world.db), before);
+
+  // Rewritten in place to other bytes of the same size, its modification time put back: its change time moved,
+  // so it is read again, and its new return applied.
+  const overwrite = async (content: string) => {
+    const handle = await open(path, 'r+');
+    try {
+      const { bytesWritten } = await handle.write(content, 0);
+      assert.equal(bytesWritten, (await handle.stat()).size, 'the same size');
+    } finally {
+      await handle.close();
+    }
+  };
+  await overwrite(await returnOf(b1.id));
+  await utimes(path, modified, modified);
+  assert.deepEqual(await exchange(world, '2026-03-09T19:02:00Z'), readOnce);
+  assert.equal((await transferOf(world, b1.id)).status, 'FAILED');
+
+  // The risk taken: a rewrite in place within one tick of the file system's clock keeps every part of the
+  // identity. Recording the file's change time as if so shows a name whose identity is unchanged is not read.
+  await overwrite(await returnOf(c1.id));
+  await utimes(path, modified, modified);
+  const { ctimeNs } = await stat(path, { bigint: true });
+  await sql`update ach_inbound_files set ctime_ns = ${ctimeNs.toString()}::bigint
+    where file_name = 'returns.ach'`.execute(world.db);
+  assert.deepEqual(await exchange(world, '2026-03-09T19:03:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.notEqual((await transferOf(world, c1.id)).status, 'FAILED', 'not read: its return is not applied');
+  // Its modification time changed: read again.
+  await utimes(path, modified + 60, modified + 60);
+  assert.deepEqual(await exchange(world, '2026-03-09T19:04:00Z'), readOnce);
+  assert.equal((await transferOf(world, c1.id)).status, 'FAILED');
+  assert.deepEqual(await exchange(world, '2026-03-09T19:05:00Z'), {
     composed: 0,
     written: 0,
     ...NOTHING_READ,

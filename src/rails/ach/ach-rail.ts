@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
@@ -14,6 +14,13 @@ import {
   type RailOutcome,
   RailRejection,
 } from '../payment-rail.ts';
+import {
+  inboundFileIdentity,
+  isClaimed,
+  knownInboundFiles,
+  rememberInboundFile,
+  sameIdentity,
+} from './ach-inbound-files.ts';
 import {
   effectiveEntryDateFor,
   firstSettlementDayFrom,
@@ -155,11 +162,22 @@ export function createAchRail(options: AchRailOptions): AchRail {
       const names = inbound
         .filter((entry) => entry.isFile() || entry.isSymbolicLink())
         .map((entry) => entry.name);
-      for (const name of names.sort()) {
-        if (name.startsWith('.')) continue;
-        const content = await returnFileContent(join(options.inboundDir, name));
-        if (content === null) continue;
-        const { sha256, text, tooLarge } = content;
+      const listed = names.filter((name) => !name.startsWith('.')).sort();
+      const known = await knownInboundFiles(db, listed);
+      for (const name of listed) {
+        const path = join(options.inboundDir, name);
+        const found = await inboundFileIdentity(path);
+        if (found === null) continue;
+        // A name whose file is as it was when its bytes were claimed is not read: the folder is never emptied.
+        const seen = known.get(name);
+        if (seen !== undefined && sameIdentity(seen, found.identity)) continue;
+        const { sha256, text, tooLarge } = await returnFileContent(path, found.sizeBytes);
+        // Bytes read before under another name (a copy), or before the name's file was last touched: recorded for
+        // the next run, not parsed again. The claim below still guards a file another process claims meanwhile.
+        if (await isClaimed(db, sha256)) {
+          await rememberInboundFile(db, name, found.identity, sha256, now);
+          continue;
+        }
         let parsed: ReturnType<typeof parseReturnFile> | undefined;
         let refusal: string | null = null;
         try {
@@ -171,12 +189,20 @@ export function createAchRail(options: AchRailOptions): AchRail {
           refusal = error instanceof Error ? error.message : String(error);
         }
         const read = await withTransaction(db, async (tx) => {
-          // The file's row is the claim: a file read before (by this process or another) is skipped.
-          if (!parsed) return (await claimFile(tx, sha256, name, now, 0, 0, refusal)) ? 'refused' : undefined;
+          // The file's row is the claim: a file read before (by this process or another) is skipped. Claimed either
+          // way by the end, so the name's identity is kept for the next run.
+          const remember = () => rememberInboundFile(tx, name, found.identity, sha256, now);
+          if (!parsed) {
+            const claimed = await claimFile(tx, sha256, name, now, 0, 0, refusal);
+            await remember();
+            return claimed ? 'refused' : undefined;
+          }
           const returns = parsed.returns;
           const { matched, unmatchedAt, entryOf } = await matchReturns(tx, returns, now);
           const unmatched = unmatchedAt.length;
-          if (!(await claimFile(tx, sha256, name, now, returns.length, unmatched, null))) return undefined;
+          const claimed = await claimFile(tx, sha256, name, now, returns.length, unmatched, null);
+          await remember();
+          if (!claimed) return undefined;
           await keepUnmatched(tx, sha256, returns, unmatchedAt, now);
           // A return of an entry already returned (another file, or another process, told it first) is applied once.
           const { rows: fresh } = await sql<{
@@ -225,20 +251,13 @@ export const RETURN_FILE_BYTES_MAX = 256 * 1024 * 1024;
 
 /**
  * A return file's SHA-256 (of its bytes, as `sha256sum` gives it: files whose bytes differ are never taken for one
- * another, whatever their text decodes to) and its text; a file larger than RETURN_FILE_BYTES_MAX is hashed as it
- * streams, never held whole, and has no text but the reason it is refused. Null when the name is no file (a link to
- * a folder or to nothing) or no longer there.
+ * another, whatever their text decodes to) and its text; a file larger than RETURN_FILE_BYTES_MAX (by its size when
+ * listed) is hashed as it streams, never held whole, and has no text but the reason it is refused.
  */
 async function returnFileContent(
   path: string,
-): Promise<{ sha256: string; text: string; tooLarge: string | null } | null> {
-  const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    // Moved away (archived) since the folder was listed, or a link to nothing: nothing to read under this name.
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
-  if (found === null || !found.isFile()) return null;
-  const { size } = found;
+  size: number,
+): Promise<{ sha256: string; text: string; tooLarge: string | null }> {
   if (size > RETURN_FILE_BYTES_MAX) {
     const hash = createHash('sha256');
     for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }))
