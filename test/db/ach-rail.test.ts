@@ -27,7 +27,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import { runCli } from '../../src/cli/run.ts';
@@ -35,6 +35,7 @@ import { AchFileSecrets } from '../../src/crypto/ach-file-secrets.ts';
 import type { Db } from '../../src/db/database.ts';
 import { achAttention } from '../../src/jobs/money-jobs.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
+import { inboundFileIdentity, rememberInboundFile } from '../../src/rails/ach/ach-inbound-files.ts';
 import { RETURN_FILE_BYTES_MAX } from '../../src/rails/ach/ach-rail.ts';
 import { listReturnFiles } from '../../src/rails/ach/ach-return-records.ts';
 import type { NachaBatch, NachaEntry } from '../../src/rails/ach/nacha-file.ts';
@@ -1658,4 +1659,18 @@ test('ewa ach returns shows a file name with a line break or escape sequences qu
     '2026-03-09T19:00:00.000Z  "x\\u001b[2J\\u001b[32m  READ     1 return(s)\\nforged\\u202e"  sha256 ' +
       `${createHash('sha256').update('not a return file\n').digest('hex').slice(0, 16)}  REFUSED  line 1: record is 17 characters, not 94\n`,
   );
+});
+
+test("a file's identity is kept only while its claim stands: a claim deleted meanwhile leaves no row and no error", async (t) => {
+  const database = await openTestDatabase(t);
+  const path = join(await mkdtemp(join(tmpdir(), 'ewa-inbound-')), 'returns.ach');
+  t.after(() => rm(dirname(path), { recursive: true, force: true }));
+  await writeFile(path, 'not a return file');
+  const found = await inboundFileIdentity(path);
+  assert.ok(found);
+  const now = new Date('2026-03-09T15:00:00Z');
+  // The operator deleted the claim (to read the file again) after the run saw it claimed: nothing to keep, no error.
+  await rememberInboundFile(database.db, 'returns.ach', found.identity, 'f'.repeat(64), now);
+  const kept = await sql`select file_name from ach_inbound_files`.execute(database.db);
+  assert.deepEqual(kept.rows, []);
 });

@@ -103,9 +103,11 @@ export async function rememberInboundFile(
   sha256: string,
   now: Date,
 ): Promise<void> {
+  // Only while the claim stands: an operator may delete it (to read a fixed file again) between the check and this.
   await sql`insert into ach_inbound_files (file_name, sha256, size_bytes, mtime_ns, ctime_ns, device, inode, seen_at)
-    values (${name}, ${sha256}, ${identity.sizeBytes}::bigint, ${identity.mtimeNs}::bigint, ${identity.ctimeNs}::bigint,
-      ${identity.device}::numeric, ${identity.inode}::numeric, ${now.toISOString()}::timestamptz)
+    select ${name}, f.sha256, ${identity.sizeBytes}::bigint, ${identity.mtimeNs}::bigint, ${identity.ctimeNs}::bigint,
+      ${identity.device}::numeric, ${identity.inode}::numeric, ${now.toISOString()}::timestamptz
+    from ach_return_files f where f.sha256 = ${sha256}
     on conflict (file_name) do update set sha256 = excluded.sha256, size_bytes = excluded.size_bytes,
       mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, device = excluded.device, inode = excluded.inode,
       seen_at = excluded.seen_at`.execute(tx);
