@@ -1,17 +1,16 @@
 import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import { statementLog } from '../platform/statement-spans.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { embeddedOptions, parseBigint } from './pglite-options.ts';
 import { PGlitePool } from './pglite-pool.ts';
+import { openPGliteProcess } from './pglite-process.ts';
+import type { PGliteSession } from './pglite-session.ts';
 import { preparingPool } from './prepared-pool.ts';
 import type { DB } from './schema.ts';
 import { sessionLimitOptions } from './session-limits.ts';
-
-/** The embedded database's shared buffers: WebAssembly memory of the serving process (a development database). */
-const PGLITE_SHARED_BUFFERS = '16MB';
 
 export type Db = Kysely<DB>;
 
@@ -33,13 +32,6 @@ export interface PoolStats {
   waiting: number;
 }
 
-/** bigint columns hold minor units; JavaScript numbers are exact up to 2^53, far above any amount we hold. */
-function parseBigint(text: string): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value)) throw new RangeError(`bigint ${text} exceeds the safe integer range`);
-  return value;
-}
-
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   return config.kind === 'pglite' ? openPGlite(config) : openPostgres(config);
 }
@@ -53,24 +45,11 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
   const { dataDir } = config;
   const inMemory = dataDir === ':memory:';
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
-  let pglite: PGlite;
+  let pglite: PGliteSession;
   try {
-    // Imported here: a process on PostgreSQL never loads the embedded database's code, nor tar, which unpacks its
-    // template (docs/design/performance.md#memory).
-    const [{ PGlite, types: pgliteTypes }, { openCluster }] = await Promise.all([
-      import('@electric-sql/pglite'),
-      import('./pglite-cluster.ts'),
-    ]);
-    ({ pglite } = await openCluster({
-      pgdata: inMemory ? undefined : join(dataDir, 'pgdata'),
-      templateDir: config.templateDir,
-      pgliteOptions: {
-        parsers: { [pgliteTypes.INT8]: parseBigint },
-        // PostgreSQL's default of 128 MB of shared buffers is the process's own memory here, all of it touched
-        // sooner or later; a development database fits in far less (docs/design/performance.md#memory).
-        startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
-      },
-    }));
+    pglite = inMemory
+      ? await openInThisProcess(config.templateDir)
+      : await openPGliteProcess({ pgdata: join(dataDir, 'pgdata'), templateDir: config.templateDir ?? null });
   } catch (error) {
     unlock();
     throw error;
@@ -89,10 +68,27 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
     async close() {
       closed = true;
       await db.destroy();
-      await pglite.close();
-      unlock();
+      try {
+        await pglite.close();
+      } finally {
+        unlock();
+      }
     },
   };
+}
+
+/**
+ * A database in memory (every test opens many) stays in this process, where opening it costs no process start.
+ * Imported here: a process on PostgreSQL never loads the embedded database's code, nor tar, which unpacks its
+ * template (docs/design/performance.md#memory).
+ */
+async function openInThisProcess(templateDir: string | undefined): Promise<PGliteSession> {
+  const [{ openCluster }, pgliteOptions] = await Promise.all([
+    import('./pglite-cluster.ts'),
+    embeddedOptions(),
+  ]);
+  const { pglite } = await openCluster({ pgdata: undefined, templateDir, pgliteOptions });
+  return pglite;
 }
 
 /** How much longer than statement_timeout a statement's answer may take before its connection is cut. */

@@ -1,10 +1,10 @@
-import type { PGlite } from '@electric-sql/pglite';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import { DatabaseUnavailableError } from './database-unavailable.ts';
+import type { PGliteSession } from './pglite-session.ts';
 import { type BatchOutcome, type BatchStatements, isBatch } from './statement-batch.ts';
 
 /**
- * Makes one PGlite instance look like a `pg` pool to Kysely's PostgresDialect. PGlite is a single session, so
+ * Makes one PGlite session (in this process or in one of its own) look like a `pg` pool to Kysely's PostgresDialect. PGlite is a single session, so
  * the pool hands out that one connection to one borrower at a time, in the order they asked: a transaction
  * (BEGIN … COMMIT on a borrowed connection) can never interleave with another caller's statements. A borrower that
  * waits longer than `connectTimeoutMs` is refused with DatabaseUnavailableError (503), as a PostgreSQL pool that
@@ -13,12 +13,12 @@ import { type BatchOutcome, type BatchStatements, isBatch } from './statement-ba
  */
 export class PGlitePool implements PostgresPool {
   readonly options = {};
-  readonly #pg: PGlite;
+  readonly #pg: PGliteSession;
   readonly #connectTimeoutMs: number;
   #busy = false;
   readonly #waiting: { take: () => void }[] = [];
 
-  constructor(pg: PGlite, options: { connectTimeoutMs: number }) {
+  constructor(pg: PGliteSession, options: { connectTimeoutMs: number }) {
     this.#pg = pg;
     this.#connectTimeoutMs = options.connectTimeoutMs;
   }
@@ -79,7 +79,10 @@ export class PGlitePool implements PostgresPool {
     return { command: commandOf(sql), rowCount: result.affectedRows ?? 0, rows: result.rows };
   }
 
-  /** In process there is no round trip to save: the statements of a batch run one after another. */
+  /**
+   * The statements of a batch run one after another. In this process there is no round trip to save; to a database
+   * in a process of its own each is a message there and back, well under a millisecond.
+   */
   async #batch(statements: BatchStatements): Promise<PostgresQueryResult<BatchOutcome>> {
     const rows: BatchOutcome[] = [];
     for (const statement of statements) {

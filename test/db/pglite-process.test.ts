@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { sql } from 'kysely';
+import { loadConfig } from '../../src/config.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/db/database-unavailable.ts';
+
+function scratch(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ewa-pglite-process-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function openOnDisk(dataDir: string): Promise<Database> {
+  return openDatabase(loadConfig({ EWA_DATA_DIR: dataDir }).database);
+}
+
+/** The processes `pid` started (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+  return text === '' ? [] : text.split(' ').map(Number);
+}
+
+/** Whether `pid` still runs: an ended process whose new parent has not reaped it yet (a zombie) does not. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('an on-disk embedded database runs in a process of its own; values and error fields come across whole', async () => {
+  const dataDir = scratch();
+  const before = childrenOf(process.pid);
+  const database = await openOnDisk(dataDir);
+  try {
+    assert.equal(childrenOf(process.pid).filter((pid) => !before.includes(pid)).length, 1);
+    const { db } = database;
+    await sql`create table kept (id int8 primary key, at timestamptz not null, bytes bytea not null,
+      constraint kept_bytes_key unique (bytes))`.execute(db);
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    await sql`insert into kept values (${Number.MAX_SAFE_INTEGER}, ${at}, ${Buffer.from('hi')})`.execute(db);
+    const { rows } = await sql<{ id: number; at: Date; bytes: Uint8Array }>`select * from kept`.execute(db);
+    assert.deepEqual(rows, [{ id: Number.MAX_SAFE_INTEGER, at, bytes: new Uint8Array(Buffer.from('hi')) }]);
+    assert.ok(rows[0]!.at instanceof Date);
+
+    const violation = await sql`insert into kept values (1, now(), ${Buffer.from('hi')})`.execute(db).then(
+      () => assert.fail('a duplicate was inserted'),
+      (error: unknown) => error as Record<string, unknown>,
+    );
+    assert.ok(violation instanceof Error);
+    assert.match(
+      String(violation.message),
+      /duplicate key value violates unique constraint "kept_bytes_key"/,
+    );
+    assert.equal(violation.code, '23505');
+    assert.equal(violation.constraint, 'kept_bytes_key');
+    assert.equal(violation.table, 'kept');
+    assert.equal(violation.severity, 'ERROR');
+    assert.match(String(violation.detail), /already exists/);
+    assert.equal(isDatabaseUnavailable(violation), false);
+
+    // A transaction's statements still run on the one session, and a failed one leaves nothing behind.
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        await sql`insert into kept values (2, now(), ${Buffer.from('yo')})`.execute(trx);
+        await sql`select 1/0`.execute(trx);
+      }),
+      (error: Record<string, unknown>) => error.code === '22012',
+    );
+    const count = await sql<{ n: number }>`select count(*)::int as n from kept`.execute(db);
+    assert.equal(count.rows[0]!.n, 1);
+  } finally {
+    await database.close();
+  }
+  // Closed: the database's process has exited and the directory can be opened again.
+  assert.deepEqual(
+    childrenOf(process.pid).filter((pid) => !before.includes(pid)),
+    [],
+  );
+  const again = await openOnDisk(dataDir);
+  await again.close();
+});
+
+test("the database's process killed: statements waiting and later fail as unavailable at once, ping too", async () => {
+  const dataDir = scratch();
+  const before = childrenOf(process.pid);
+  const database = await openOnDisk(dataDir);
+  const [child] = childrenOf(process.pid).filter((pid) => !before.includes(pid));
+  assert.ok(child);
+  const waiting = sql`select pg_sleep(3)`.execute(database.db);
+  const queued = sql`select 1`.execute(database.db);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  process.kill(child, 'SIGKILL');
+  const started = Date.now();
+  await assert.rejects(waiting, DatabaseUnavailableError);
+  await assert.rejects(queued, DatabaseUnavailableError);
+  await assert.rejects(sql`select 1`.execute(database.db), DatabaseUnavailableError);
+  await assert.rejects(database.ping(1000), DatabaseUnavailableError);
+  assert.ok(Date.now() - started < 2000, 'the failures came before the sleep would have ended');
+  await database.close();
+  // The lock went with the close: the directory opens again, its database recovered.
+  const again = await openOnDisk(dataDir);
+  await again.close();
+});
+
+test("the server killed: its database's process ends and the next process opens the data directory", async () => {
+  const dataDir = scratch();
+  const script = `
+    const { openDatabase } = await import(${JSON.stringify(new URL('../../src/db/database.ts', import.meta.url).href)});
+    const { loadConfig } = await import(${JSON.stringify(new URL('../../src/config.ts', import.meta.url).href)});
+    const { sql } = await import('kysely');
+    const database = await openDatabase(loadConfig({ EWA_DATA_DIR: ${JSON.stringify(dataDir)} }).database);
+    await sql\`create table kept (n int); insert into kept values (7)\`.execute(database.db);
+    process.stdout.write('ready\\n');
+    setInterval(() => {}, 1000);
+  `;
+  const server = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: new URL('../..', import.meta.url),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  after(() => server.kill('SIGKILL'));
+  await new Promise<void>((resolve, reject) => {
+    server.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve();
+    });
+    server.on('exit', (code) => reject(new Error(`the server ended with ${code} before it was ready`)));
+  });
+  const [child] = childrenOf(server.pid!);
+  assert.ok(child, 'the server has a database process');
+  server.kill('SIGKILL');
+  await until(() => !running(child), 10_000);
+  const again = await openOnDisk(dataDir);
+  try {
+    const { rows } = await sql<{ n: number }>`select n from kept`.execute(again.db);
+    assert.deepEqual(rows, [{ n: 7 }]);
+  } finally {
+    await again.close();
+  }
+});
