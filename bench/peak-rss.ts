@@ -21,14 +21,20 @@ export function processTree(root: number): number[] {
  * Read while the processes still run.
  */
 export function peakRssMb(root: number): number[] {
-  const peaks: number[] = [];
-  for (const pid of processTree(root)) {
-    try {
-      const line = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (line) peaks.push(Math.round(Number(line[1]) / 1024));
-    } catch {}
+  return processTree(root)
+    .map(processPeakRssMb)
+    .filter((mb) => mb !== undefined)
+    .sort((a, b) => b - a);
+}
+
+/** The highest resident set of one process (VmHWM), in MB; undefined once it has ended. */
+export function processPeakRssMb(pid: number): number | undefined {
+  try {
+    const line = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return line ? Math.round(Number(line[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
   }
-  return peaks.sort((a, b) => b - a);
 }
 
 /**

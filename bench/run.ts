@@ -9,7 +9,7 @@ import { DEMO } from '../src/seed/demo.ts';
 import { bearerCostInProcess } from './bearer-inprocess.ts';
 import { transfersScenario } from './money.ts';
 import { payrollScenario } from './money-payroll.ts';
-import { peakRssMb, watchPeakRss } from './peak-rss.ts';
+import { processPeakRssMb, processTree, watchPeakRss } from './peak-rss.ts';
 import { readsScenario } from './reads.ts';
 import { appendNote, withSteal, writeSection } from './report.ts';
 import { cardTokens, roster } from './resources.ts';
@@ -64,10 +64,23 @@ async function startup(): Promise<void> {
       EWA_EMBEDDED_TEMPLATE_DIR: templateDir,
     });
     const initdbPeaksMb = initdb.stop();
-    const peakMb = Math.max(...peakRssMb(server.child.pid ?? -1));
+    // The serving process itself, and the process of its own that holds the embedded database.
+    const pid = server.child.pid ?? -1;
+    const peakMb = processPeakRssMb(pid) ?? 0;
+    const [databasePeakMb] = processTree(pid)
+      .slice(1)
+      .map(processPeakRssMb)
+      .filter((mb) => mb !== undefined);
     await server.stop();
     const initdbPeak = initdbPeaksMb.length > 0 ? `${initdbPeaksMb.join(', ')} MB` : '–';
-    return { ms: server.readyMs, seconds: (server.readyMs / 1000).toFixed(1), peakMb, initdbPeak };
+    const databasePeak = databasePeakMb === undefined ? '–' : `${databasePeakMb} MB`;
+    return {
+      ms: server.readyMs,
+      seconds: (server.readyMs / 1000).toFixed(1),
+      peakMb,
+      databasePeak,
+      initdbPeak,
+    };
   };
   try {
     const first = await start('first');
@@ -79,14 +92,15 @@ async function startup(): Promise<void> {
       '## Start-up (embedded database)',
       '',
       'Time from `ewa serve` to the first answer from `GET /rest/health` (a 401: the API is up and asks for a token),',
-      'and the peak resident set (VmHWM) of the process by then; initdb runs in a process of its own, which ends once',
-      'it has made the cluster (its peak sampled every 50 ms).',
+      'and the peak resident set (VmHWM) by then of the serving process and of the process of its own that holds the',
+      'embedded database; initdb runs in a process of its own too, which ends once it has made the cluster (its peak',
+      'sampled every 50 ms).',
       '',
-      "| start | time | peak RSS | peak RSS of initdb's process | goal |",
-      '|---|---|---|---|---|',
-      `| first on a machine (makes the fresh-cluster template with initdb, then the database from it; migrates, seeds the demo data) | ${first.seconds} s | ${first.peakMb} MB | ${first.initdbPeak} | ≤ 15 s |`,
-      `| a new database, the template kept (migrates, seeds the demo data) | ${fresh.seconds} s | ${fresh.peakMb} MB | ${fresh.initdbPeak} | ≤ 15 s |`,
-      `| later (median of 3) | ${laterMedian.seconds} s | ${laterMedian.peakMb} MB | ${laterMedian.initdbPeak} | ≤ 3 s |`,
+      "| start | time | peak RSS of the server | peak RSS of the database's process | peak RSS of initdb's process | goal |",
+      '|---|---|---|---|---|---|',
+      `| first on a machine (makes the fresh-cluster template with initdb, then the database from it; migrates, seeds the demo data) | ${first.seconds} s | ${first.peakMb} MB | ${first.databasePeak} | ${first.initdbPeak} | ≤ 15 s |`,
+      `| a new database, the template kept (migrates, seeds the demo data) | ${fresh.seconds} s | ${fresh.peakMb} MB | ${fresh.databasePeak} | ${fresh.initdbPeak} | ≤ 15 s |`,
+      `| later (median of 3) | ${laterMedian.seconds} s | ${laterMedian.peakMb} MB | ${laterMedian.databasePeak} | ${laterMedian.initdbPeak} | ≤ 3 s |`,
     ].join('\n');
     writeSection('startup', body);
     console.log(body);

@@ -138,7 +138,11 @@ class PGliteProcess implements PGliteSession {
   }
 }
 
-/** This process's flags that the database's process takes too (heap sizes, --liftoff-only). */
+/**
+ * This process's flags that the database's process takes too (heap sizes), and --liftoff-only unless this process
+ * says otherwise: V8's optimizing compiler took hundreds of MB over the database's module, and its background
+ * compilation held the process's exit back by seconds (docs/design/performance.md#memory).
+ */
 function childFlags(execArgv: readonly string[]): string[] {
   const kept: string[] = [];
   for (let i = 0; i < execArgv.length; i++) {
@@ -146,6 +150,7 @@ function childFlags(execArgv: readonly string[]): string[] {
     if (WITH_A_SCRIPT.has(flag)) i++;
     else if (!NOT_FOR_THE_CHILD.test(flag)) kept.push(flag);
   }
+  if (!kept.includes('--liftoff-only') && !kept.includes('--no-liftoff-only')) kept.push('--liftoff-only');
   return kept;
 }
 
