@@ -4,13 +4,17 @@
  * `ready` (or `failed`, with the error), then answers query, exec and close messages one at a time, in order. It
  * closes the database and exits when told to close, or when the process that started it is gone.
  */
+import { dirname } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { holdDatabaseFiles } from './database-files-lock.ts';
 import { openCluster } from './pglite-cluster.ts';
 import { embeddedOptions } from './pglite-options.ts';
 import type { ChildMessage, ErrorShape, Order, ParentMessage } from './pglite-process-messages.ts';
 
 const order = JSON.parse(process.argv[2] ?? '') as Order;
 let pglite: PGlite | undefined;
+/** Releases the lock of the database's files (database-files-lock.ts), once they are closed. */
+let releaseFiles = () => {};
 /** The statements in the order they came: each starts once the one before it has answered. */
 let queue: Promise<void> = Promise.resolve();
 let closing = false;
@@ -40,6 +44,7 @@ async function close(): Promise<void> {
   closing = true;
   await queue;
   await pglite?.close();
+  releaseFiles();
 }
 
 async function answer(message: Extract<ParentMessage, { id: number }>, db: PGlite): Promise<void> {
@@ -65,12 +70,14 @@ process.on('disconnect', () => {
 });
 
 try {
+  releaseFiles = await holdDatabaseFiles(dirname(order.pgdata));
   ({ pglite } = await openCluster({
     pgdata: order.pgdata,
     templateDir: order.templateDir ?? undefined,
     pgliteOptions: await embeddedOptions(),
   }));
 } catch (error) {
+  releaseFiles();
   process.send?.({ type: 'failed', error: shapeOf(error) } satisfies ChildMessage, () => process.exit(1));
   await new Promise(() => {}); // exits once the parent has the reason
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { DataDirBusyError, DataDirUnusableError } from './data-dir-lock.ts';
 import { DatabaseUnavailableError } from './database-unavailable.ts';
 import { NotAClusterError } from './not-a-cluster-error.ts';
 import type { ChildMessage, ErrorShape, Order, ParentMessage } from './pglite-process-messages.ts';
@@ -154,10 +155,19 @@ function childFlags(execArgv: readonly string[]): string[] {
   return kept;
 }
 
+const KNOWN_ERRORS: Record<string, { prototype: Error }> = {
+  NotAClusterError,
+  DataDirBusyError,
+  DataDirUnusableError,
+};
+
 /** The error the child sent, as an Error of the same name, message and fields (code, constraint, detail…). */
 function rebuilt(shape: ErrorShape): Error {
-  const error =
-    shape.name === 'NotAClusterError' ? new NotAClusterError(shape.message) : new Error(shape.message);
+  // Errors the callers tell apart by class (the CLI's exit code and message): rebuilt as their class.
+  const known = KNOWN_ERRORS[shape.name];
+  const error: Error = known ? Object.create(known.prototype) : new Error(shape.message);
+  if (known)
+    Object.defineProperty(error, 'message', { value: shape.message, writable: true, configurable: true });
   Object.assign(error, shape.fields);
   if (error.name !== shape.name) error.name = shape.name;
   if (shape.stack !== undefined) error.stack = shape.stack;

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
+import { DataDirBusyError } from '../../src/db/data-dir-lock.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
+import { holdDatabaseFiles } from '../../src/db/database-files-lock.ts';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/db/database-unavailable.ts';
 
 function scratch(): string {
@@ -31,14 +34,6 @@ function running(pid: number): boolean {
     return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return false;
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -141,13 +136,40 @@ test("the server killed: its database's process ends and the next process opens 
   });
   const [child] = childrenOf(server.pid!);
   assert.ok(child, 'the server has a database process');
+  const ended = once(server, 'exit');
   server.kill('SIGKILL');
-  await until(() => !running(child), 10_000);
+  await ended; // reaped, as a shell would: a zombie still holds the data directory's lock (owner.pid)
+  // At once, while the database's process may still be closing the files: the next one waits for it to end.
   const again = await openOnDisk(dataDir);
+  assert.equal(
+    running(child),
+    false,
+    'the files were opened again only once their old process had let them go',
+  );
   try {
     const { rows } = await sql<{ n: number }>`select n from kept`.execute(again.db);
     assert.deepEqual(rows, [{ n: 7 }]);
   } finally {
     await again.close();
   }
+});
+
+test("the database's files are opened by one process at a time: a live holder is waited for, a dead one taken over", async () => {
+  const dataDir = scratch();
+  const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+  after(() => holder.kill('SIGKILL'));
+  writeFileSync(join(dataDir, 'database.pid'), String(holder.pid));
+  await assert.rejects(holdDatabaseFiles(dataDir, 300), (error: Error) => {
+    assert.ok(error instanceof DataDirBusyError);
+    assert.match(error.message, new RegExp(`still open in process ${holder.pid}`));
+    return true;
+  });
+  const waited = holdDatabaseFiles(dataDir, 10_000);
+  setTimeout(() => holder.kill('SIGKILL'), 300);
+  const release = await waited;
+  assert.equal(readFileSync(join(dataDir, 'database.pid'), 'utf8'), String(process.pid));
+  release();
+  // Left behind by a process that died without releasing it: taken over at once.
+  writeFileSync(join(dataDir, 'database.pid'), String(holder.pid));
+  (await holdDatabaseFiles(dataDir, 0))();
 });
