@@ -4,11 +4,11 @@ import type { PGliteSession } from './pglite-session.ts';
 import { type BatchOutcome, type BatchStatements, isBatch } from './statement-batch.ts';
 
 /**
- * Makes one PGlite session (in this process or in one of its own) look like a `pg` pool to Kysely's PostgresDialect. PGlite is a single session, so
- * the pool hands out that one connection to one borrower at a time, in the order they asked: a transaction
- * (BEGIN … COMMIT on a borrowed connection) can never interleave with another caller's statements. A borrower that
- * waits longer than `connectTimeoutMs` is refused with DatabaseUnavailableError (503), as a PostgreSQL pool that
- * is all in use refuses. Written here rather than taken from a package because the published PGlite dialects
+ * Makes one PGlite session (in this process or in one of its own) look like a `pg` pool to Kysely's PostgresDialect.
+ * PGlite is a single session, so the pool hands out that one connection to one borrower at a time, in the order they
+ * asked: a transaction (BEGIN … COMMIT on a borrowed connection) can never interleave with another caller's
+ * statements. A borrower that waits longer than `connectTimeoutMs` is refused with DatabaseUnavailableError (503), as
+ * a PostgreSQL pool that is all in use refuses. Written here rather than taken from a package because the published PGlite dialects
  * either pin an older PGlite or pull a CLI framework with them.
  */
 export class PGlitePool implements PostgresPool {
