@@ -40,10 +40,7 @@ export function lockDataDir(dataDir: string): () => void {
   const path = join(dataDir, 'owner.pid');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(path, { force: true });
+      return createPidFile(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new DataDirUnusableError(dataDir, error);
       const owner = dataDirOwner(dataDir);
@@ -54,15 +51,31 @@ export function lockDataDir(dataDir: string): () => void {
   throw new DataDirBusyError(`Could not lock ${dataDir}.`);
 }
 
-/** The live process other than this one that holds the data directory, if any. */
-export function dataDirOwner(dataDir: string): number | undefined {
-  let owner: number;
+/**
+ * Creates a lock file naming this process, and returns what removes it; throws EEXIST when the file is there
+ * already (its process may be gone: livePidIn tells).
+ */
+export function createPidFile(path: string): () => void {
+  const fd = openSync(path, 'wx');
+  writeSync(fd, String(process.pid));
+  closeSync(fd);
+  return () => rmSync(path, { force: true });
+}
+
+/** The live process other than this one that a lock file names, if any. */
+export function livePidIn(path: string): number | undefined {
+  let pid: number;
   try {
-    owner = Number(readFileSync(join(dataDir, 'owner.pid'), 'utf8').trim());
+    pid = Number(readFileSync(path, 'utf8').trim());
   } catch {
     return undefined;
   }
-  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner) ? owner : undefined;
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) ? pid : undefined;
+}
+
+/** The live process other than this one that holds the data directory, if any. */
+export function dataDirOwner(dataDir: string): number | undefined {
+  return livePidIn(join(dataDir, 'owner.pid'));
 }
 
 export function dataDirBusy(dataDir: string, owner: number): DataDirBusyError {

@@ -1,7 +1,7 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DataDirBusyError, isAlive } from './data-dir-lock.ts';
+import { createPidFile, DataDirBusyError, livePidIn } from './data-dir-lock.ts';
 
 /** How long a process waits for another to finish closing the embedded database's files before it gives up. */
 const CLOSING_WAIT_MS = 15_000;
@@ -18,14 +18,11 @@ export async function holdDatabaseFiles(dataDir: string, waitMs = CLOSING_WAIT_M
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(path, { force: true });
+      return createPidFile(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = holderOf(path);
+    const holder = livePidIn(path);
     if (holder === undefined) {
       rmSync(path, { force: true }); // left by a process that died: take it over
       continue;
@@ -38,17 +35,4 @@ export async function holdDatabaseFiles(dataDir: string, waitMs = CLOSING_WAIT_M
     }
     await sleep(50);
   }
-}
-
-/** The live process other than this one named in the lock file; undefined when none (gone, or never written). */
-function holderOf(path: string): number | undefined {
-  let holder: number;
-  try {
-    holder = Number(readFileSync(path, 'utf8').trim());
-  } catch {
-    return undefined;
-  }
-  return Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)
-    ? holder
-    : undefined;
 }
