@@ -61,6 +61,11 @@ async function answer(message: Extract<ParentMessage, { id: number }>, db: PGlit
   }
 }
 
+// A terminal's Ctrl+C (SIGINT) and a service manager's stop (SIGTERM, often sent to the whole group) reach this
+// process with its server's: the server closes the database in order, by its message, once its requests are done, and
+// this process must not end before it. A server that ends without closing it disconnects (below).
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
+
 // The process that started this one is gone (killed, say): the database is closed so that its files are whole.
 process.on('disconnect', () => {
   close().then(

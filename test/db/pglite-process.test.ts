@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -172,4 +172,48 @@ test("the database's files are opened by one process at a time: a live holder is
   // Left behind by a process that died without releasing it: taken over at once.
   writeFileSync(join(dataDir, 'database.pid'), String(holder.pid));
   (await holdDatabaseFiles(dataDir, 0))();
+});
+
+test("Ctrl+C to the server's process group: the database's process outlives the signal and the server closes it", async () => {
+  const dataDir = scratch();
+  // As `ewa serve` stops on SIGINT: closes the database once its work is done, then exits.
+  const script = `
+    const { openDatabase } = await import(${JSON.stringify(new URL('../../src/db/database.ts', import.meta.url).href)});
+    const { loadConfig } = await import(${JSON.stringify(new URL('../../src/config.ts', import.meta.url).href)});
+    const { sql } = await import('kysely');
+    const database = await openDatabase(loadConfig({ EWA_DATA_DIR: ${JSON.stringify(dataDir)} }).database);
+    process.on('SIGINT', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sql\`insert into kept values (8)\`.execute(database.db);
+      await database.close();
+      process.exit(0);
+    });
+    await sql\`create table kept (n int); insert into kept values (7)\`.execute(database.db);
+    process.stdout.write('ready\\n');
+    setInterval(() => {}, 1000);
+  `;
+  const server = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: new URL('../..', import.meta.url),
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true, // a process group of its own, as a terminal gives a command
+  });
+  after(() => server.kill('SIGKILL'));
+  await new Promise<void>((resolve, reject) => {
+    server.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve();
+    });
+    server.on('exit', (code) => reject(new Error(`the server ended with ${code} before it was ready`)));
+  });
+  const ended = once(server, 'exit');
+  process.kill(-server.pid!, 'SIGINT');
+  const [code] = await ended;
+  assert.equal(code, 0, 'the server wrote after the signal and closed its database cleanly');
+  assert.equal(existsSync(join(dataDir, 'database.pid')), false, "the database's process let its files go");
+  const again = await openOnDisk(dataDir);
+  try {
+    const { rows } = await sql<{ n: number }>`select n from kept order by n`.execute(again.db);
+    assert.deepEqual(rows, [{ n: 7 }, { n: 8 }]);
+  } finally {
+    await again.close();
+  }
 });
