@@ -37,6 +37,37 @@ function running(pid: number): boolean {
   }
 }
 
+/**
+ * A server in a process of its own (a script, `node -e`) that opens `dataDir` on disk, creates table `kept` with 7
+ * in it and prints "ready"; `onSigint` is its SIGINT handler's body, if any (`database` and `sql` in scope).
+ * Resolves once it is ready; killed after the test.
+ */
+async function startServer(dataDir: string, options: { onSigint?: string; detached?: boolean } = {}) {
+  const script = `
+    const { openDatabase } = await import(${JSON.stringify(new URL('../../src/db/database.ts', import.meta.url).href)});
+    const { loadConfig } = await import(${JSON.stringify(new URL('../../src/config.ts', import.meta.url).href)});
+    const { sql } = await import('kysely');
+    const database = await openDatabase(loadConfig({ EWA_DATA_DIR: ${JSON.stringify(dataDir)} }).database);
+    ${options.onSigint ? `process.on('SIGINT', async () => { ${options.onSigint} });` : ''}
+    await sql\`create table kept (n int); insert into kept values (7)\`.execute(database.db);
+    process.stdout.write('ready\\n');
+    setInterval(() => {}, 1000);
+  `;
+  const server = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: new URL('../..', import.meta.url),
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: options.detached ?? false,
+  });
+  after(() => server.kill('SIGKILL'));
+  await new Promise<void>((resolve, reject) => {
+    server.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve();
+    });
+    server.on('exit', (code) => reject(new Error(`the server ended with ${code} before it was ready`)));
+  });
+  return server;
+}
+
 test('an on-disk embedded database runs in a process of its own; values and error fields come across whole', async () => {
   const dataDir = scratch();
   const before = childrenOf(process.pid);
@@ -114,26 +145,7 @@ test("the database's process killed: statements waiting and later fail as unavai
 
 test("the server killed: its database's process ends and the next process opens the data directory", async () => {
   const dataDir = scratch();
-  const script = `
-    const { openDatabase } = await import(${JSON.stringify(new URL('../../src/db/database.ts', import.meta.url).href)});
-    const { loadConfig } = await import(${JSON.stringify(new URL('../../src/config.ts', import.meta.url).href)});
-    const { sql } = await import('kysely');
-    const database = await openDatabase(loadConfig({ EWA_DATA_DIR: ${JSON.stringify(dataDir)} }).database);
-    await sql\`create table kept (n int); insert into kept values (7)\`.execute(database.db);
-    process.stdout.write('ready\\n');
-    setInterval(() => {}, 1000);
-  `;
-  const server = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    cwd: new URL('../..', import.meta.url),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  after(() => server.kill('SIGKILL'));
-  await new Promise<void>((resolve, reject) => {
-    server.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) resolve();
-    });
-    server.on('exit', (code) => reject(new Error(`the server ended with ${code} before it was ready`)));
-  });
+  const server = await startServer(dataDir);
   const [child] = childrenOf(server.pid!);
   assert.ok(child, 'the server has a database process');
   const ended = once(server, 'exit');
@@ -176,33 +188,15 @@ test("the database's files are opened by one process at a time: a live holder is
 
 test("Ctrl+C to the server's process group: the database's process outlives the signal and the server closes it", async () => {
   const dataDir = scratch();
-  // As `ewa serve` stops on SIGINT: closes the database once its work is done, then exits.
-  const script = `
-    const { openDatabase } = await import(${JSON.stringify(new URL('../../src/db/database.ts', import.meta.url).href)});
-    const { loadConfig } = await import(${JSON.stringify(new URL('../../src/config.ts', import.meta.url).href)});
-    const { sql } = await import('kysely');
-    const database = await openDatabase(loadConfig({ EWA_DATA_DIR: ${JSON.stringify(dataDir)} }).database);
-    process.on('SIGINT', async () => {
+  // As `ewa serve` stops on SIGINT: closes the database once its work is done, then exits. A process group of its
+  // own, as a terminal gives a command.
+  const server = await startServer(dataDir, {
+    detached: true,
+    onSigint: `
       await new Promise((resolve) => setTimeout(resolve, 300));
       await sql\`insert into kept values (8)\`.execute(database.db);
       await database.close();
-      process.exit(0);
-    });
-    await sql\`create table kept (n int); insert into kept values (7)\`.execute(database.db);
-    process.stdout.write('ready\\n');
-    setInterval(() => {}, 1000);
-  `;
-  const server = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    cwd: new URL('../..', import.meta.url),
-    stdio: ['ignore', 'pipe', 'inherit'],
-    detached: true, // a process group of its own, as a terminal gives a command
-  });
-  after(() => server.kill('SIGKILL'));
-  await new Promise<void>((resolve, reject) => {
-    server.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) resolve();
-    });
-    server.on('exit', (code) => reject(new Error(`the server ended with ${code} before it was ready`)));
+      process.exit(0);`,
   });
   const ended = once(server, 'exit');
   process.kill(-server.pid!, 'SIGINT');
