@@ -32,7 +32,7 @@ const POSTGRES_ONLY = {
 async function setup(t: Parameters<typeof buildTestApp>[0], workers: number) {
   const app = await buildTestApp(
     t,
-    { EWA_TRANSFERS_IN_FLIGHT_MAX: '1', EWA_LOG_LEVEL: 'debug' },
+    { EWA_TRANSFERS_IN_FLIGHT_MAX: '1', EWA_LOG_LEVEL: 'debug', EWA_DB_LOCK_TIMEOUT_MS: '30000' },
     { now: () => FIXED_NOW },
   );
   const people = await createPaidWorkers(app, workers, FIXED_NOW);
@@ -45,6 +45,41 @@ function batchesOf(app: TestApp): { requests: number; outcome: string }[] {
   return app.logs.flatMap((line) =>
     line.advanceBatch ? [line.advanceBatch as { requests: number; outcome: string }] : [],
   );
+}
+
+/**
+ * Another transaction (payroll, say) holding a person's row, so that an advance of theirs waits in flight for as long
+ * as the test needs: `blocking()` resolves once a statement of another connection waits for it.
+ */
+async function holdPersonRow(app: TestApp, personId: string) {
+  const { db } = app.database;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked!: (pid: number) => void;
+  const lockTaken = new Promise<number>((resolve) => {
+    locked = resolve;
+  });
+  const holder = db.transaction().execute(async (tx) => {
+    const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid from people
+      where id = ${personId}::uuid for update`.execute(tx);
+    locked(rows[0]!.pid);
+    await released;
+  });
+  const holderPid = await lockTaken;
+  return {
+    blocking: () =>
+      eventually(async () => {
+        const { rows } = await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity
+          where ${holderPid}::integer = any(pg_blocking_pids(pid))`.execute(db);
+        return Number(rows[0]!.n) > 0;
+      }, 10_000),
+    release: async () => {
+      release();
+      await holder;
+    },
+  };
 }
 
 function withId(body: ReturnType<typeof advanceBody>, id: string | undefined) {
@@ -162,14 +197,26 @@ test(
     const worker = people[0]!;
     const key = randomUUID();
     const body = advanceBody(worker, { amount: 5000 });
-    const [first, second] = await Promise.all([
-      postTransfer(app, worker.token, body, key),
-      postTransfer(app, worker.token, body, key),
-    ]);
-    assert.equal(first!.statusCode, 200, first!.body);
-    assert.equal(second!.statusCode, 409, second!.body);
-    assert.equal(firstError(second!).code, 'IDEMPOTENCY_KEY_LOCKED');
-    assert.equal((await postTransfer(app, worker.token, body, key)).body, first!.body);
+    // The first is held in flight until the second has its answer: sent together, the first could otherwise be
+    // answered before the second arrived, and the second would rightly replay it.
+    const row = await holdPersonRow(app, worker.personId);
+    let second: Awaited<ReturnType<typeof postTransfer>>;
+    let firstAnswered = false;
+    const firstAnswer = postTransfer(app, worker.token, body, key).finally(() => {
+      firstAnswered = true;
+    });
+    try {
+      await row.blocking();
+      second = await postTransfer(app, worker.token, body, key);
+      assert.equal(firstAnswered, false, 'the first still waits for its person');
+    } finally {
+      await row.release();
+    }
+    const first = await firstAnswer;
+    assert.equal(first.statusCode, 200, first.body);
+    assert.equal(second.statusCode, 409, second.body);
+    assert.equal(firstError(second).code, 'IDEMPOTENCY_KEY_LOCKED');
+    assert.equal((await postTransfer(app, worker.token, body, key)).body, first.body);
     assert.equal((await advancesOf(app, worker)).length, 1);
   },
 );
@@ -224,38 +271,18 @@ test(
     const [blocked, free] = (await createPaidWorkers(app, 2, FIXED_NOW)) as [PaidWorker, PaidWorker];
     for (const worker of [blocked, free]) await availableMinor(worker);
     const { db } = app.database;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked!: (pid: number) => void;
-    const lockTaken = new Promise<number>((resolve) => {
-      locked = resolve;
-    });
-    // Another transaction (payroll, say) holds the first person's row.
-    const holder = db.transaction().execute(async (tx) => {
-      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid from people
-        where id = ${blocked.personId}::uuid for update`.execute(tx);
-      locked(rows[0]!.pid);
-      await released;
-    });
-    const holderPid = await lockTaken;
+    const row = await holdPersonRow(app, blocked.personId);
     let waitingAnswered = false;
     const waiting = postTransfer(app, blocked.token, advanceBody(blocked), randomUUID()).finally(() => {
       waitingAnswered = true;
     });
     try {
-      await eventually(async () => {
-        const { rows } = await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity
-          where ${holderPid}::integer = any(pg_blocking_pids(pid))`.execute(db);
-        return Number(rows[0]!.n) > 0;
-      }, 10_000);
+      await row.blocking();
       const other = await postTransfer(app, free.token, advanceBody(free), randomUUID());
       assert.equal(other.statusCode, 200, other.body);
       assert.equal(waitingAnswered, false, 'the first advance still waits for its person');
     } finally {
-      release();
-      await holder;
+      await row.release();
     }
     const answer = await waiting;
     assert.equal(answer.statusCode, 200, answer.body);
