@@ -10,8 +10,10 @@ export type DatabaseConfig =
   | {
       readonly kind: 'pglite';
       readonly dataDir: string;
-      /** Where fresh-cluster templates are kept (src/db/pglite-cluster.ts); undefined: every new cluster runs initdb. */
+      /** Where this machine keeps the fresh cluster initdb made (src/db/pglite-cluster.ts); undefined: none kept. */
       readonly templateDir: string | undefined;
+      /** Whether a new cluster is made from the template shipped with the project, when there is one for its PGlite. */
+      readonly shippedTemplate: boolean;
       readonly limits: DatabaseLimits;
     }
   | {
@@ -319,6 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
         kind: 'pglite',
         dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')),
         templateDir: templateDirOf(read.string('EWA_EMBEDDED_TEMPLATE_DIR', defaultTemplateDir(env))),
+        shippedTemplate: read.boolean('EWA_EMBEDDED_SHIPPED_TEMPLATE', true),
         limits,
       };
   const http: HttpLimits = {

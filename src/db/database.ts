@@ -48,8 +48,12 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
   let pglite: PGliteSession;
   try {
     pglite = inMemory
-      ? await openInThisProcess(config.templateDir)
-      : await openPGliteProcess({ pgdata: join(dataDir, 'pgdata'), templateDir: config.templateDir ?? null });
+      ? await openInThisProcess(config)
+      : await openPGliteProcess({
+          pgdata: join(dataDir, 'pgdata'),
+          templateDir: config.templateDir ?? null,
+          shippedTemplate: config.shippedTemplate,
+        });
   } catch (error) {
     unlock();
     throw error;
@@ -82,12 +86,19 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
  * Imported here: a process on PostgreSQL never loads the embedded database's code, nor tar, which unpacks its
  * template (docs/design/performance.md#memory).
  */
-async function openInThisProcess(templateDir: string | undefined): Promise<PGliteSession> {
-  const [{ openCluster }, pgliteOptions] = await Promise.all([
+async function openInThisProcess(
+  config: Extract<DatabaseConfig, { kind: 'pglite' }>,
+): Promise<PGliteSession> {
+  const [{ openCluster, shippedTemplateFile }, pgliteOptions] = await Promise.all([
     import('./pglite-cluster.ts'),
     embeddedOptions(),
   ]);
-  const { pglite } = await openCluster({ pgdata: undefined, templateDir, pgliteOptions });
+  const { pglite } = await openCluster({
+    pgdata: undefined,
+    templateDir: config.templateDir,
+    shippedTemplate: config.shippedTemplate ? await shippedTemplateFile() : undefined,
+    pgliteOptions,
+  });
   return pglite;
 }
 

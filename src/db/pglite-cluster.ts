@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
+import { brotliDecompress, gunzip } from 'node:zlib';
 import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import { extract } from 'tar';
 import { NotAClusterError } from './not-a-cluster-error.ts';
 import { initdbInChildProcess } from './pglite-initdb.ts';
 
-/** How the cluster a process opened came to be: already there, loaded from the template, or made by initdb. */
-export type ClusterOrigin = 'existing' | 'template' | 'initdb';
+/**
+ * How the cluster a process opened came to be: already there, made from the template shipped with the project, from
+ * the template this machine kept, or by initdb.
+ */
+export type ClusterOrigin = 'existing' | 'shipped' | 'template' | 'initdb';
 
 export interface OpenedCluster {
   pglite: PGlite;
@@ -19,8 +23,10 @@ export interface OpenedCluster {
 export interface ClusterOptions {
   /** The directory of the cluster's files, or undefined for a cluster in memory. */
   pgdata: string | undefined;
-  /** Where fresh-cluster templates are kept; undefined makes every new cluster with initdb. */
+  /** Where fresh-cluster templates are kept; undefined keeps none. */
   templateDir: string | undefined;
+  /** The template shipped with the project for this PGlite (shippedTemplateFile), or undefined to pass it over. */
+  shippedTemplate: string | undefined;
   pgliteOptions: PGliteOptions;
 }
 
@@ -28,14 +34,27 @@ export interface ClusterOptions {
 const TEMPLATE_FORMAT = 1;
 
 const gunzipAsync = promisify(gunzip);
+const brotliDecompressAsync = promisify(brotliDecompress);
+
+/**
+ * The fresh cluster shipped with the project for the installed PGlite (made by `npm run cluster-template`), or
+ * undefined when there is none for it (PGlite upgraded, the template not made again).
+ */
+export async function shippedTemplateFile(): Promise<string | undefined> {
+  const file = join(SHIPPED_TEMPLATE_DIR, await templateName('tar.br'));
+  return (await exists(file).catch(() => false)) ? file : undefined;
+}
+
+export const SHIPPED_TEMPLATE_DIR = fileURLToPath(new URL('../../share/', import.meta.url));
 
 /**
  * Opens the embedded database's cluster, making it first when there is none. PGlite makes a cluster by running
  * initdb: a second PostgreSQL and initdb, both WebAssembly, beside the first, which takes seconds and hundreds of MB
- * (docs/design/performance.md#memory); on disk it runs in a process of its own. So a new cluster is loaded from a template:
- * a fresh cluster this machine made once with the same PGlite, kept as a tarball in the template directory. A
- * cluster on disk is made in `<pgdata>.new` and renamed into place once whole, so that a process killed meanwhile
- * leaves no half-made cluster to be opened later.
+ * (docs/design/performance.md#memory); on disk it runs in a process of its own. So a new cluster is loaded from a
+ * template, a fresh cluster made once with the same PGlite and kept as a tarball: the one shipped with the project
+ * (share/), else the one this machine kept in the template directory the first time it ran initdb. A cluster on
+ * disk is made in `<pgdata>.new` and renamed into place once whole, so that a process killed meanwhile leaves no
+ * half-made cluster to be opened later.
  */
 export async function openCluster(options: ClusterOptions): Promise<OpenedCluster> {
   const { PGlite } = await import('@electric-sql/pglite');
@@ -56,17 +75,22 @@ type PGliteClass = typeof PGlite;
 
 /** A cluster in memory: PGlite loads the template's tarball itself. */
 async function makeClusterInMemory(PGlite: PGliteClass, options: ClusterOptions): Promise<OpenedCluster> {
-  const { templateDir, pgliteOptions } = options;
+  const { templateDir, shippedTemplate, pgliteOptions } = options;
   const file = templateDir === undefined ? undefined : await templateFile(templateDir);
-  const template = file === undefined ? undefined : await readTemplate(file);
-  if (file !== undefined && template !== undefined) {
+  const candidates = [
+    { file: shippedTemplate, origin: 'shipped' as const },
+    { file, origin: 'template' as const },
+  ];
+  for (const candidate of candidates) {
+    const template = candidate.file === undefined ? undefined : await readTemplate(candidate.file);
+    if (template === undefined) continue;
     try {
       return {
         pglite: await PGlite.create(undefined, { ...pgliteOptions, loadDataDir: template }),
-        origin: 'template',
+        origin: candidate.origin,
       };
     } catch {
-      // Damaged on disk: made by initdb instead, whose cluster replaces it.
+      // Damaged: the next template, else initdb, whose cluster replaces the machine's template.
     }
   }
   const pglite = await PGlite.create(undefined, pgliteOptions);
@@ -75,21 +99,26 @@ async function makeClusterInMemory(PGlite: PGliteClass, options: ClusterOptions)
 }
 
 /**
- * A cluster on disk, made in `where` and closed: the template's files written there as they are (no PostgreSQL
+ * A cluster on disk, made in `where` and closed: a template's files written there as they are (no PostgreSQL
  * started for it), or, without a template, initdb's cluster, made in a process of its own, which becomes the
- * template.
+ * machine's template.
  */
 async function makeClusterOnDisk(where: string, options: ClusterOptions): Promise<ClusterOrigin> {
-  const { templateDir, pgliteOptions } = options;
+  const { templateDir, shippedTemplate, pgliteOptions } = options;
   const file = templateDir === undefined ? undefined : await templateFile(templateDir);
-  // A template directory that cannot be read is as none: the template only saves time.
-  if (file !== undefined && (await exists(file).catch(() => false))) {
+  const candidates = [
+    { file: shippedTemplate, origin: 'shipped' as const },
+    { file, origin: 'template' as const },
+  ];
+  for (const candidate of candidates) {
+    // A template that cannot be read is as none: a template only saves time.
+    if (candidate.file === undefined || !(await exists(candidate.file).catch(() => false))) continue;
     try {
-      await extractTemplate(file, where);
-      return 'template';
+      await extractTemplate(candidate.file, where);
+      return candidate.origin;
     } catch {
-      // Damaged on disk, or this disk full: made by initdb instead, whose cluster replaces the template if it can
-      // be made. maxRetries: a write of the failed extraction may still be under way.
+      // Damaged on disk, or this disk full: the next template, else initdb, whose cluster replaces the machine's
+      // template if it can be made. maxRetries: a write of the failed extraction may still be under way.
       await rm(where, { recursive: true, force: true, maxRetries: 5 });
     }
   }
@@ -116,7 +145,12 @@ async function extractTemplate(file: string, where: string): Promise<void> {
 }
 
 async function templateFile(templateDir: string): Promise<string> {
-  return join(templateDir, `pglite-${await pgliteVersion()}-cluster-${TEMPLATE_FORMAT}.tar.gz`);
+  return join(templateDir, await templateName('tar.gz'));
+}
+
+/** A template's file name: the machine's are gzip (quick to make), the shipped one brotli (a third of the bytes). */
+export async function templateName(extension: 'tar.gz' | 'tar.br'): Promise<string> {
+  return `pglite-${await pgliteVersion()}-cluster-${TEMPLATE_FORMAT}.${extension}`;
 }
 
 /**
@@ -124,8 +158,9 @@ async function templateFile(templateDir: string): Promise<string> {
  * damaged template fails where it is caught, not in PGlite's stream; not kept after, since it is 40 MB.
  */
 function readTemplate(file: string): Promise<Blob | undefined> {
+  const uncompress = file.endsWith('.br') ? brotliDecompressAsync : gunzipAsync;
   return readFile(file)
-    .then((bytes) => gunzipAsync(bytes))
+    .then((bytes) => uncompress(bytes))
     .then(
       (tar) => new Blob([tar], { type: 'application/x-tar' }),
       () => undefined,

@@ -7,7 +7,7 @@
 import { dirname } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { holdDatabaseFiles } from './database-files-lock.ts';
-import { openCluster } from './pglite-cluster.ts';
+import { openCluster, shippedTemplateFile } from './pglite-cluster.ts';
 import { embeddedOptions } from './pglite-options.ts';
 import type { ChildMessage, ErrorShape, Order, ParentMessage } from './pglite-process-messages.ts';
 
@@ -79,6 +79,7 @@ try {
   ({ pglite } = await openCluster({
     pgdata: order.pgdata,
     templateDir: order.templateDir ?? undefined,
+    shippedTemplate: order.shippedTemplate ? await shippedTemplateFile() : undefined,
     pgliteOptions: await embeddedOptions(),
   }));
 } catch (error) {

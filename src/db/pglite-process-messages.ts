@@ -4,6 +4,7 @@ import type { SessionResult } from './pglite-session.ts';
 export interface Order {
   pgdata: string;
   templateDir: string | null;
+  shippedTemplate: boolean;
 }
 
 /** An error sent across: rebuilt on the other side with the same name, message and fields. */

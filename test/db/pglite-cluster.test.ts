@@ -13,7 +13,13 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { NotAClusterError } from '../../src/db/not-a-cluster-error.ts';
-import { type OpenedCluster, openCluster } from '../../src/db/pglite-cluster.ts';
+import {
+  type OpenedCluster,
+  openCluster,
+  SHIPPED_TEMPLATE_DIR,
+  shippedTemplateFile,
+  templateName,
+} from '../../src/db/pglite-cluster.ts';
 import { initdbInChildProcess } from '../../src/db/pglite-initdb.ts';
 import { ewa } from '../helpers/cli.ts';
 import { spawnEwa } from '../helpers/ew-processes.ts';
@@ -28,8 +34,9 @@ function scratch(): string {
 async function openAndUse(
   pgdata: string | undefined,
   templateDir: string | undefined,
+  shippedTemplate?: string,
 ): Promise<OpenedCluster> {
-  const opened = await openCluster({ pgdata, templateDir, pgliteOptions: {} });
+  const opened = await openCluster({ pgdata, templateDir, shippedTemplate, pgliteOptions: {} });
   try {
     await opened.pglite.exec('create table kept (n int); insert into kept values (7)');
     const { rows } = await opened.pglite.query<{ n: number }>('select n from kept');
@@ -58,7 +65,12 @@ test('the first new cluster is made by initdb and kept as the template; the next
   assert.deepEqual(readdirSync(join(dir, 'b')), ['pgdata'], 'made beside, then renamed into place');
 
   // What the first use wrote stays in the cluster: it is opened as it is, not made again.
-  const reopened = await openCluster({ pgdata: join(dir, 'b', 'pgdata'), templateDir, pgliteOptions: {} });
+  const reopened = await openCluster({
+    pgdata: join(dir, 'b', 'pgdata'),
+    templateDir,
+    shippedTemplate: undefined,
+    pgliteOptions: {},
+  });
   try {
     assert.equal(reopened.origin, 'existing');
     assert.deepEqual((await reopened.pglite.query('select n from kept')).rows, [{ n: 7 }]);
@@ -69,6 +81,7 @@ test('the first new cluster is made by initdb and kept as the template; the next
   const fromTemplate = await openCluster({
     pgdata: join(dir, 'c', 'pgdata'),
     templateDir,
+    shippedTemplate: undefined,
     pgliteOptions: {},
   });
   try {
@@ -110,7 +123,7 @@ test('a directory with files but no database is refused as it is, naming it; an 
   mkdirSync(pgdata);
   writeFileSync(join(pgdata, 'notes.txt'), 'mine');
   await assert.rejects(
-    openCluster({ pgdata, templateDir: undefined, pgliteOptions: {} }),
+    openCluster({ pgdata, templateDir: undefined, shippedTemplate: undefined, pgliteOptions: {} }),
     (error: unknown) => error instanceof NotAClusterError && error.message.includes(pgdata),
   );
   assert.deepEqual(readdirSync(pgdata), ['notes.txt']);
@@ -160,6 +173,16 @@ test('a template directory that cannot be used (a file stands there) only means 
   assert.equal(readFileSync(templateDir, 'utf8'), 'a file');
 });
 
+test('the shipped template is used unless EWA_EMBEDDED_SHIPPED_TEMPLATE is false', () => {
+  const shippedOf = (env: Record<string, string>) => {
+    const { database } = loadConfig({ EWA_DATA_DIR: ':memory:', ...env });
+    return database.kind === 'pglite' ? database.shippedTemplate : 'not embedded';
+  };
+  assert.equal(shippedOf({}), true);
+  assert.equal(shippedOf({ EWA_EMBEDDED_SHIPPED_TEMPLATE: 'false' }), false);
+  assert.throws(() => shippedOf({ EWA_EMBEDDED_SHIPPED_TEMPLATE: 'maybe' }), /EWA_EMBEDDED_SHIPPED_TEMPLATE/);
+});
+
 test('the template directory comes from EWA_EMBEDDED_TEMPLATE_DIR, else the user cache; off turns it off', () => {
   const templateDirOf = (env: Record<string, string>) => {
     const { database } = loadConfig({ EWA_DATA_DIR: ':memory:', ...env });
@@ -172,11 +195,67 @@ test('the template directory comes from EWA_EMBEDDED_TEMPLATE_DIR, else the user
   assert.match(templateDirOf({}) ?? '', /\/\.cache\/ewa-server$/);
 });
 
+test('the template shipped with the project is the one for the installed PGlite', async () => {
+  const file = await shippedTemplateFile();
+  assert.ok(
+    file !== undefined,
+    `no ${await templateName('tar.br')} in share/: run \`npm run cluster-template\` after upgrading PGlite`,
+  );
+  assert.deepEqual(
+    readdirSync(SHIPPED_TEMPLATE_DIR).filter((name) => name.startsWith('pglite-')),
+    [await templateName('tar.br')],
+    "no other version's template left behind",
+  );
+});
+
+test("a new cluster is made from the shipped template before the machine's, with no initdb and nothing kept", async () => {
+  const dir = scratch();
+  const templateDir = join(dir, 'templates');
+  const shipped = await shippedTemplateFile();
+  assert.ok(shipped);
+  assert.equal((await openAndUse(join(dir, 'disk', 'pgdata'), templateDir, shipped)).origin, 'shipped');
+  assert.equal((await openAndUse(undefined, templateDir, shipped)).origin, 'shipped', 'in memory too');
+  assert.deepEqual(templatesIn(templateDir), [], 'the shipped template is not copied');
+  // Off for this machine's template (EWA_EMBEDDED_TEMPLATE_DIR=off): the shipped one still makes it.
+  assert.equal((await openAndUse(join(dir, 'off', 'pgdata'), undefined, shipped)).origin, 'shipped');
+  assert.deepEqual(readdirSync(join(dir, 'disk')), ['pgdata'], 'made beside, then renamed into place');
+});
+
+test("a damaged shipped template is passed over: the machine's template, else initdb", async () => {
+  const dir = scratch();
+  const templateDir = join(dir, 'templates');
+  const shipped = await shippedTemplateFile();
+  assert.ok(shipped);
+  const whole = readFileSync(shipped);
+  // The first damage finds no template of this machine's, so initdb makes the cluster and keeps its template; the
+  // second finds that one.
+  const damages = [
+    { damage: 'cut', bytes: whole.subarray(0, whole.length >> 1), origin: 'initdb' },
+    { damage: 'not-brotli', bytes: Buffer.from('not a template'), origin: 'template' },
+  ];
+  for (const { damage, bytes, origin } of damages) {
+    const damaged = join(dir, `${damage}.tar.br`);
+    writeFileSync(damaged, bytes);
+    assert.equal((await openAndUse(join(dir, damage, 'a'), templateDir, damaged)).origin, origin, damage);
+    assert.equal(templatesIn(templateDir).length, 1, damage);
+    assert.equal((await openAndUse(join(dir, damage, 'b'), templateDir, damaged)).origin, 'template', damage);
+    assert.equal(
+      (await openAndUse(undefined, templateDir, damaged)).origin,
+      'template',
+      `${damage}, in memory`,
+    );
+  }
+});
+
 test('two processes making their first clusters at once both succeed and leave one whole template', async () => {
   const dir = scratch();
   const templateDir = join(dir, 'templates');
   const migrations = ['one', 'two'].map((name) =>
-    spawnEwa(['migrate'], { EWA_DATA_DIR: join(dir, name), EWA_EMBEDDED_TEMPLATE_DIR: templateDir }),
+    spawnEwa(['migrate'], {
+      EWA_DATA_DIR: join(dir, name),
+      EWA_EMBEDDED_TEMPLATE_DIR: templateDir,
+      EWA_EMBEDDED_SHIPPED_TEMPLATE: 'false',
+    }),
   );
   const codes = await Promise.all(migrations.map((migration) => migration.exited));
   assert.deepEqual(codes, [0, 0], migrations.map((migration) => migration.output()).join('\n'));
