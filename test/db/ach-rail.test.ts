@@ -36,7 +36,7 @@ import type { Db } from '../../src/db/database.ts';
 import { achAttention } from '../../src/jobs/money-jobs.ts';
 import { checkLedgerInvariants } from '../../src/ledger/invariants.ts';
 import { inboundFileIdentity, rememberInboundFile } from '../../src/rails/ach/ach-inbound-files.ts';
-import { RETURN_FILE_BYTES_MAX } from '../../src/rails/ach/ach-rail.ts';
+import { RETURN_FILE_BYTES_MAX, returnFileContent } from '../../src/rails/ach/ach-rail.ts';
 import { listReturnFiles } from '../../src/rails/ach/ach-return-records.ts';
 import type { NachaBatch, NachaEntry } from '../../src/rails/ach/nacha-file.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
@@ -1573,6 +1573,26 @@ test('a return file unchanged on disk is not read again; a copy is recorded, not
   );
   assert.equal(await moneyState(world.db), before);
 
+  // The copy archived: its name is forgotten. Delivered again under that name, its bytes are still known.
+  await rm(join(world.inbound, 'returns-copy.ach'));
+  assert.deepEqual(await exchange(world, '2026-03-09T19:01:20Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.deepEqual(
+    (await known()).map((row) => row.file_name),
+    ['returns.ach'],
+  );
+  await copyFile(path, join(world.inbound, 'returns-copy.ach'));
+  assert.deepEqual(await exchange(world, '2026-03-09T19:01:40Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.equal((await known()).length, 2);
+  assert.equal(await moneyState(world.db), before, 'applied to nothing, again');
+
   // Rewritten in place to other bytes of the same size, its modification time put back: its change time moved,
   // so it is read again, and its new return applied.
   const overwrite = async (content: string) => {
@@ -1611,6 +1631,22 @@ test('a return file unchanged on disk is not read again; a copy is recorded, not
     written: 0,
     ...NOTHING_READ,
   });
+});
+
+test('a return file gone between its stat and its read is nothing to read this run; any other failure names it', async () => {
+  const folder = await mkdtemp(join(tmpdir(), 'ewa-inbound-'));
+  try {
+    const gone = join(folder, 'archived.ach');
+    assert.equal(await returnFileContent(gone, 94), null);
+    assert.equal(await returnFileContent(gone, RETURN_FILE_BYTES_MAX + 1), null, 'streamed, too');
+    const folderNamed = join(folder, 'a-folder.ach');
+    await mkdir(folderNamed);
+    await assert.rejects(returnFileContent(folderNamed, 94), (error: Error) =>
+      error.message.startsWith(`the return file ${folderNamed} could not be read: EISDIR`),
+    );
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
 });
 
 test('a return file delivered as a symbolic link is read; a link to nothing or to a folder stops nothing', async (t) => {

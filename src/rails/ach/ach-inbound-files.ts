@@ -112,3 +112,12 @@ export async function rememberInboundFile(
       mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, device = excluded.device, inode = excluded.inode,
       seen_at = excluded.seen_at`.execute(tx);
 }
+
+/**
+ * Forgets the names that have left the folder (archived, say), so that the table holds what the folder holds, in one
+ * statement. A name another process recorded after this run listed the folder may be forgotten too: its file is then
+ * hashed once more by the next run and found claimed by its bytes, so nothing is applied twice.
+ */
+export async function forgetInboundFilesBut(db: Db, listed: readonly string[]): Promise<void> {
+  await sql`delete from ach_inbound_files where file_name <> all(${listed}::text[])`.execute(db);
+}

@@ -15,6 +15,7 @@ import {
   RailRejection,
 } from '../payment-rail.ts';
 import {
+  forgetInboundFilesBut,
   inboundFileIdentity,
   isClaimed,
   knownInboundFiles,
@@ -171,7 +172,10 @@ export function createAchRail(options: AchRailOptions): AchRail {
         // A name whose file is as it was when its bytes were claimed is not read: the folder is never emptied.
         const seen = known.get(name);
         if (seen !== undefined && sameIdentity(seen, found.identity)) continue;
-        const { sha256, text, tooLarge } = await returnFileContent(path, found.sizeBytes);
+        const content = await returnFileContent(path, found.sizeBytes);
+        // Moved away (archived) since its stat: nothing to read under this name this run.
+        if (content === null) continue;
+        const { sha256, text, tooLarge } = content;
         // Bytes read before under another name (a copy), or before the name's file was last touched: recorded for
         // the next run, not parsed again. The claim below still guards a file another process claims meanwhile.
         if (await isClaimed(db, sha256)) {
@@ -237,6 +241,7 @@ export function createAchRail(options: AchRailOptions): AchRail {
           report.notifications += read.notifications;
         }
       }
+      await forgetInboundFilesBut(db, listed);
       return report;
     },
   };
@@ -252,9 +257,25 @@ export const RETURN_FILE_BYTES_MAX = 256 * 1024 * 1024;
 /**
  * A return file's SHA-256 (of its bytes, as `sha256sum` gives it: files whose bytes differ are never taken for one
  * another, whatever their text decodes to) and its text; a file larger than RETURN_FILE_BYTES_MAX (by its size when
- * listed) is hashed as it streams, never held whole, and has no text but the reason it is refused.
+ * listed) is hashed as it streams, never held whole, and has no text but the reason it is refused. Null when the
+ * file is no longer there; any other failure to read it names it.
  */
-async function returnFileContent(
+export async function returnFileContent(
+  path: string,
+  size: number,
+): Promise<{ sha256: string; text: string; tooLarge: string | null } | null> {
+  try {
+    return await readReturnFile(path, size);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    throw new Error(`the return file ${path} could not be read: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+async function readReturnFile(
   path: string,
   size: number,
 ): Promise<{ sha256: string; text: string; tooLarge: string | null }> {
