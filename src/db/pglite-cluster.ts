@@ -75,14 +75,10 @@ type PGliteClass = typeof PGlite;
 
 /** A cluster in memory: PGlite loads the template's tarball itself. */
 async function makeClusterInMemory(PGlite: PGliteClass, options: ClusterOptions): Promise<OpenedCluster> {
-  const { templateDir, shippedTemplate, pgliteOptions } = options;
-  const file = templateDir === undefined ? undefined : await templateFile(templateDir);
-  const candidates = [
-    { file: shippedTemplate, origin: 'shipped' as const },
-    { file, origin: 'template' as const },
-  ];
+  const { pgliteOptions } = options;
+  const { file, candidates } = await templatesOf(options);
   for (const candidate of candidates) {
-    const template = candidate.file === undefined ? undefined : await readTemplate(candidate.file);
+    const template = await readTemplate(candidate.file);
     if (template === undefined) continue;
     try {
       return {
@@ -104,15 +100,11 @@ async function makeClusterInMemory(PGlite: PGliteClass, options: ClusterOptions)
  * machine's template.
  */
 async function makeClusterOnDisk(where: string, options: ClusterOptions): Promise<ClusterOrigin> {
-  const { templateDir, shippedTemplate, pgliteOptions } = options;
-  const file = templateDir === undefined ? undefined : await templateFile(templateDir);
-  const candidates = [
-    { file: shippedTemplate, origin: 'shipped' as const },
-    { file, origin: 'template' as const },
-  ];
+  const { pgliteOptions } = options;
+  const { file, candidates } = await templatesOf(options);
   for (const candidate of candidates) {
     // A template that cannot be read is as none: a template only saves time.
-    if (candidate.file === undefined || !(await exists(candidate.file).catch(() => false))) continue;
+    if (!(await exists(candidate.file).catch(() => false))) continue;
     try {
       await extractTemplate(candidate.file, where);
       return candidate.origin;
@@ -142,6 +134,22 @@ async function extractTemplate(file: string, where: string): Promise<void> {
   });
   if (problems.length > 0) throw new Error(`template ${file}: ${problems.join('; ')}`);
   if (!(await exists(join(where, 'PG_VERSION')))) throw new Error(`template ${file}: no PG_VERSION`);
+}
+
+/**
+ * The templates a new cluster is made from, in the order tried: the shipped one, then this machine's; and the file
+ * of this machine's, which initdb's cluster becomes when neither loads.
+ */
+async function templatesOf(options: ClusterOptions): Promise<{
+  file: string | undefined;
+  candidates: { file: string; origin: 'shipped' | 'template' }[];
+}> {
+  const file = options.templateDir === undefined ? undefined : await templateFile(options.templateDir);
+  const candidates: { file: string; origin: 'shipped' | 'template' }[] = [];
+  if (options.shippedTemplate !== undefined)
+    candidates.push({ file: options.shippedTemplate, origin: 'shipped' });
+  if (file !== undefined) candidates.push({ file, origin: 'template' });
+  return { file, candidates };
 }
 
 async function templateFile(templateDir: string): Promise<string> {
