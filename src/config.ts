@@ -14,6 +14,8 @@ export type DatabaseConfig =
       readonly templateDir: string | undefined;
       /** Whether a new cluster is made from the template shipped with the project, when there is one for its PGlite. */
       readonly shippedTemplate: boolean;
+      /** Whether the process that holds a database on disk compiles its WebAssembly with V8's baseline compiler alone (HeapConfig). */
+      readonly wasmLiftoffOnly: boolean;
       readonly limits: DatabaseLimits;
     }
   | {
@@ -309,6 +311,7 @@ export function loadConfig(env: Env = process.env): Config {
     idleInTransactionTimeoutMs: read.integer('EWA_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 30_000, 0, 3_600_000),
     connectTimeoutMs: read.integer('EWA_DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
   };
+  const heap = heapConfig(read);
   const database: DatabaseConfig = databaseUrl
     ? {
         kind: 'postgres',
@@ -322,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
         dataDir: dataDirOf(read.string('EWA_DATA_DIR', './data')),
         templateDir: templateDirOf(read.string('EWA_EMBEDDED_TEMPLATE_DIR', defaultTemplateDir(env))),
         shippedTemplate: read.boolean('EWA_EMBEDDED_SHIPPED_TEMPLATE', true),
+        wasmLiftoffOnly: heap.wasmLiftoffOnly,
         limits,
       };
   const http: HttpLimits = {
@@ -366,7 +370,7 @@ export function loadConfig(env: Env = process.env): Config {
     drainDelayMs: read.integer('EWA_DRAIN_DELAY_MS', 0, 0, 600_000),
     workerStallTimeoutMs: read.integer('EWA_WORKER_STALL_TIMEOUT_MS', 30_000, 1000, 600_000),
     workers: workersConfig(read, database),
-    heap: heapConfig(read),
+    heap,
     redisUrl: redisUrlOf(read.optionalUrl('REDIS_URL', ['redis:', 'rediss:'])),
     http,
     loadShedding: {

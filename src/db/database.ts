@@ -49,11 +49,14 @@ async function openPGlite(config: Extract<DatabaseConfig, { kind: 'pglite' }>): 
   try {
     pglite = inMemory
       ? await openInThisProcess(config)
-      : await openPGliteProcess({
-          pgdata: join(dataDir, 'pgdata'),
-          templateDir: config.templateDir ?? null,
-          shippedTemplate: config.shippedTemplate,
-        });
+      : await openPGliteProcess(
+          {
+            pgdata: join(dataDir, 'pgdata'),
+            templateDir: config.templateDir ?? null,
+            shippedTemplate: config.shippedTemplate,
+          },
+          { liftoffOnly: config.wasmLiftoffOnly },
+        );
   } catch (error) {
     unlock();
     throw error;

@@ -1,6 +1,7 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import { DatabaseUnavailableError } from './database-unavailable.ts';
 import type { PGliteSession } from './pglite-session.ts';
+import { runStatement, runStatements } from './session-statements.ts';
 import { type BatchOutcome, type BatchStatements, isBatch } from './statement-batch.ts';
 
 /**
@@ -69,30 +70,20 @@ export class PGlitePool implements PostgresPool {
 
   async #query(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<unknown>> {
     if (isBatch(sql)) return this.#batch(parameters[0] as BatchStatements);
-    if (parameters.length === 0) {
-      // The simple protocol runs scripts of many statements (migrations); Kysely reads the last result.
-      const results = await this.#pg.exec(sql);
-      const last = results.at(-1);
-      return { command: commandOf(sql), rowCount: last?.affectedRows ?? 0, rows: last?.rows ?? [] };
-    }
-    const result = await this.#pg.query(sql, parameters as unknown[]);
+    const result = await runStatement(this.#pg, sql, parameters);
     return { command: commandOf(sql), rowCount: result.affectedRows ?? 0, rows: result.rows };
   }
 
   /**
-   * The statements of a batch run one after another. In this process there is no round trip to save; to a database
-   * in a process of its own each is a message there and back, well under a millisecond.
+   * The statements of a batch, one after another. A database in a process of its own takes the whole batch as one
+   * message and answers it with one; in this process there is no exchange to save.
    */
   async #batch(statements: BatchStatements): Promise<PostgresQueryResult<BatchOutcome>> {
-    const rows: BatchOutcome[] = [];
-    for (const statement of statements) {
-      try {
-        const result = await this.#query(statement.sql, statement.parameters);
-        rows.push({ ok: true, rows: result.rows as Record<string, unknown>[] });
-      } catch (error) {
-        rows.push({ ok: false, error });
-      }
-    }
+    const plain = statements.map(({ sql, parameters }) => ({ sql, parameters }));
+    const outcomes = this.#pg.batch ? await this.#pg.batch(plain) : await runStatements(this.#pg, plain);
+    const rows: BatchOutcome[] = outcomes.map((outcome) =>
+      outcome.ok ? { ok: true, rows: outcome.result.rows as Record<string, unknown>[] } : outcome,
+    );
     return { command: 'SELECT', rowCount: rows.length, rows };
   }
 

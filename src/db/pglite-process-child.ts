@@ -1,7 +1,7 @@
 /**
  * The process that holds an on-disk embedded database (started by pglite-process.ts). Its order, one JSON argument:
  * the cluster's directory and the template directory. It opens the cluster as the serving process would, says
- * `ready` (or `failed`, with the error), then answers query, exec and close messages one at a time, in order. It
+ * `ready` (or `failed`, with the error), then answers query, exec, batch and close messages one at a time, in order. It
  * closes the database and exits when told to close, or when the process that started it is gone.
  */
 import { dirname } from 'node:path';
@@ -10,6 +10,7 @@ import { holdDatabaseFiles } from './database-files-lock.ts';
 import { openCluster, shippedTemplateFile } from './pglite-cluster.ts';
 import { embeddedOptions } from './pglite-options.ts';
 import type { ChildMessage, ErrorShape, Order, ParentMessage } from './pglite-process-messages.ts';
+import { runStatements } from './session-statements.ts';
 
 const order = JSON.parse(process.argv[2] ?? '') as Order;
 let pglite: PGlite | undefined;
@@ -52,6 +53,16 @@ async function answer(message: Extract<ParentMessage, { id: number }>, db: PGlit
     if (message.op === 'query') {
       const result = await db.query(message.sql, message.parameters);
       send({ id: message.id, result: { rows: result.rows, affectedRows: result.affectedRows } });
+    } else if (message.op === 'batch') {
+      const outcomes = await runStatements(db, message.statements);
+      send({
+        id: message.id,
+        outcomes: outcomes.map((outcome) =>
+          outcome.ok
+            ? { ok: true, result: { rows: outcome.result.rows, affectedRows: outcome.result.affectedRows } }
+            : { ok: false, error: shapeOf(outcome.error) },
+        ),
+      });
     } else {
       const results = await db.exec(message.sql);
       send({ id: message.id, results: results.map((r) => ({ rows: r.rows, affectedRows: r.affectedRows })) });

@@ -4,7 +4,7 @@ import { DataDirBusyError, DataDirUnusableError } from './data-dir-lock.ts';
 import { DatabaseUnavailableError } from './database-unavailable.ts';
 import { NotAClusterError } from './not-a-cluster-error.ts';
 import type { ChildMessage, ErrorShape, Order, ParentMessage } from './pglite-process-messages.ts';
-import type { PGliteSession, SessionResult } from './pglite-session.ts';
+import type { PGliteSession, SessionOutcome, SessionResult, SessionStatement } from './pglite-session.ts';
 
 const CHILD = fileURLToPath(new URL('./pglite-process-child.ts', import.meta.url));
 
@@ -23,12 +23,12 @@ interface Pending {
  * error that kept it from opening. WebAssembly memory is never given back while its module lives, and PGlite's
  * (its heap, shared buffers, compiled code) was about half of a serving process's peak
  * (docs/design/performance.md#memory); here it is the child's. The child is started with this process's Node and
- * flags (--liftoff-only, heap sizes), and the two talk over the IPC channel with V8's serialization, which keeps
+ * flags (heap sizes; --liftoff-only as configured), and the two talk over the IPC channel with V8's serialization, which keeps
  * Dates and byte arrays as they are.
  */
-export function openPGliteProcess(order: Order): Promise<PGliteSession> {
+export function openPGliteProcess(order: Order, flags: { liftoffOnly: boolean }): Promise<PGliteSession> {
   const child = fork(CHILD, [JSON.stringify(order)], {
-    execArgv: childFlags(process.execArgv),
+    execArgv: childFlags(process.execArgv, flags.liftoffOnly),
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -99,6 +99,15 @@ class PGliteProcess implements PGliteSession {
     return answer.results;
   }
 
+  /** The statements of a batch in one message there and one back, each run by the child once the one before it has answered. */
+  async batch(statements: readonly SessionStatement[]): Promise<SessionOutcome[]> {
+    const answer = await this.#send({ id: this.#nextId++, op: 'batch', statements });
+    if (!('outcomes' in answer)) throw new Error('the embedded database answered a batch without outcomes');
+    return answer.outcomes.map((outcome) =>
+      outcome.ok ? outcome : { ok: false, error: rebuilt(outcome.error) },
+    );
+  }
+
   /** Closes the database in the child and waits for it to exit; a child that had already ended has nothing to close. */
   async close(): Promise<void> {
     if (this.#gone !== undefined && !this.#closing) return;
@@ -140,18 +149,20 @@ class PGliteProcess implements PGliteSession {
 }
 
 /**
- * This process's flags that the database's process takes too (heap sizes), and --liftoff-only unless this process
- * says otherwise: V8's optimizing compiler took hundreds of MB over the database's module, and its background
- * compilation held the process's exit back by seconds (docs/design/performance.md#memory).
+ * This process's flags that the database's process takes too (heap sizes), and --liftoff-only where `liftoffOnly`
+ * (EWA_V8_WASM_LIFTOFF_ONLY) asks for it: V8's optimizing compiler took hundreds of MB over the database's module,
+ * and its background compilation held the process's exit back by seconds (docs/design/performance.md#memory). A
+ * --liftoff-only or --no-liftoff-only this process was given, in either spelling (V8 reads `_` as `-`), wins.
  */
-function childFlags(execArgv: readonly string[]): string[] {
+export function childFlags(execArgv: readonly string[], liftoffOnly: boolean): string[] {
   const kept: string[] = [];
   for (let i = 0; i < execArgv.length; i++) {
     const flag = execArgv[i] as string;
     if (WITH_A_SCRIPT.has(flag)) i++;
     else if (!NOT_FOR_THE_CHILD.test(flag)) kept.push(flag);
   }
-  if (!kept.includes('--liftoff-only') && !kept.includes('--no-liftoff-only')) kept.push('--liftoff-only');
+  const given = kept.some((flag) => /^--(no-)?liftoff-only$/.test(flag.replaceAll('_', '-')));
+  if (liftoffOnly && !given) kept.push('--liftoff-only');
   return kept;
 }
 

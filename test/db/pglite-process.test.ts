@@ -5,12 +5,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
 import { DataDirBusyError } from '../../src/db/data-dir-lock.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { holdDatabaseFiles } from '../../src/db/database-files-lock.ts';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/db/database-unavailable.ts';
+import { childFlags, openPGliteProcess } from '../../src/db/pglite-process.ts';
+import { runBatch } from '../../src/db/statement-batch.ts';
 
 function scratch(): string {
   const dir = mkdtempSync(join(tmpdir(), 'ewa-pglite-process-'));
@@ -119,6 +121,94 @@ test('an on-disk embedded database runs in a process of its own; values and erro
   );
   const again = await openOnDisk(dataDir);
   await again.close();
+});
+
+test("a statement batch crosses to the database's process as one message, each outcome on its own", async () => {
+  const dataDir = scratch();
+  const session = await openPGliteProcess(
+    { pgdata: join(dataDir, 'pgdata'), templateDir: null, shippedTemplate: true },
+    { liftoffOnly: true },
+  );
+  try {
+    assert.ok(session.batch, 'a database in a process of its own takes a batch in one exchange');
+    const outcomes = await session.batch([
+      { sql: 'create table kept (id int primary key, at timestamptz)', parameters: [] },
+      { sql: 'insert into kept values ($1, $2)', parameters: [1, new Date('2026-01-02T03:04:05Z')] },
+      { sql: 'insert into kept values ($1, now())', parameters: [1] },
+      { sql: 'select id, at from kept', parameters: [] },
+    ]);
+    assert.equal(outcomes.length, 4);
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.ok),
+      [true, true, false, true],
+    );
+    const failed = outcomes[2]!;
+    assert.ok(!failed.ok && failed.error instanceof Error);
+    assert.equal((failed.error as unknown as Record<string, unknown>).code, '23505');
+    assert.equal((failed.error as unknown as Record<string, unknown>).constraint, 'kept_pkey');
+    const read = outcomes[3]!;
+    assert.ok(read.ok);
+    assert.deepEqual(read.result.rows, [{ id: 1, at: new Date('2026-01-02T03:04:05Z') }]);
+  } finally {
+    await session.close();
+  }
+});
+
+test('a batch through Kysely on a database on disk: a failure aborts its transaction, and only it', async () => {
+  const database = await openOnDisk(scratch());
+  try {
+    const { db } = database;
+    await sql`create table kept (id int primary key)`.execute(db);
+    const insert = (id: number) => CompiledQuery.raw('insert into kept values ($1) returning id', [id]);
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        const outcomes = await runBatch(trx, [insert(1), insert(1), insert(2)]);
+        assert.deepEqual(
+          outcomes.map((outcome) => (outcome.ok ? 'ok' : (outcome.error as { code?: string }).code)),
+          ['ok', '23505', '25P02'],
+        );
+        throw new Error('rolled back');
+      }),
+      /rolled back/,
+    );
+    const alone = await runBatch(db, [insert(3), insert(3), insert(4)]);
+    assert.deepEqual(
+      alone.map((outcome) => outcome.ok),
+      [true, false, true],
+    );
+    const { rows } = await sql<{ id: number }>`select id from kept order by id`.execute(db);
+    assert.deepEqual(
+      rows.map((row) => row.id),
+      [3, 4],
+    );
+  } finally {
+    await database.close();
+  }
+});
+
+test("EWA_V8_WASM_LIFTOFF_ONLY reaches the database's process; a flag node was given wins, in either spelling", async () => {
+  const flagsOf = async (env: Record<string, string>) => {
+    const before = childrenOf(process.pid);
+    const database = await openDatabase(loadConfig({ EWA_DATA_DIR: scratch(), ...env }).database);
+    try {
+      const [child] = childrenOf(process.pid).filter((pid) => !before.includes(pid));
+      assert.ok(child);
+      return readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0');
+    } finally {
+      await database.close();
+    }
+  };
+  assert.ok((await flagsOf({})).includes('--liftoff-only'));
+  assert.ok(!(await flagsOf({ EWA_V8_WASM_LIFTOFF_ONLY: 'false' })).includes('--liftoff-only'));
+
+  assert.deepEqual(childFlags(['--max-semi-space-size=4'], true), [
+    '--max-semi-space-size=4',
+    '--liftoff-only',
+  ]);
+  assert.deepEqual(childFlags(['--max-semi-space-size=4'], false), ['--max-semi-space-size=4']);
+  assert.deepEqual(childFlags(['--no-liftoff_only'], true), ['--no-liftoff_only']);
+  assert.deepEqual(childFlags(['--liftoff_only'], false), ['--liftoff_only']);
+  assert.deepEqual(childFlags(['--test', '--eval', 'x()', '--liftoff-only'], true), ['--liftoff-only']);
 });
 
 test("the database's process killed: statements waiting and later fail as unavailable at once, ping too", async () => {
