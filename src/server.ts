@@ -20,7 +20,7 @@ import {
   authListenerErrors,
   authNotFound,
 } from './oauth/auth-app.ts';
-import { longestSignedTokenLifetimeSeconds } from './oauth/provider.ts';
+import { longestSignedTokenLifetimeSeconds } from './oauth/provider-setup.ts';
 import { referencePageSignIn } from './oauth/reference-page.ts';
 import { ensureSigningKey } from './oauth/signing-keys.ts';
 import { AccessLogController, accessLogPlugin } from './platform/access-log.ts';

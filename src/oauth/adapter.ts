@@ -1,15 +1,7 @@
 import { errors } from 'oidc-provider';
 import type { Db } from '../db/database.ts';
-import { textProblem } from '../domain/input-text.ts';
-import { clientMetadata } from './client-metadata.ts';
-import { findClient, findClientSecretHash, REVOCATION_KEPT_MS } from './clients.ts';
-
-/**
- * An id no artifact or client of ours can have (a NUL, which PostgreSQL refuses, or another character the input
- * rule refuses) is looked up as absent. Request parameters are checked where they arrive (request-text.ts); this
- * covers ids the provider takes from inside a JWT (a client assertion's subject, a request object's client_id).
- */
-const namesNothing = (id: string) => typeof id !== 'string' || textProblem(id) !== undefined;
+import { ClientCache, namesNothing } from './client-cache.ts';
+import { REVOCATION_KEPT_MS } from './clients.ts';
 
 /** What oidc-provider hands its adapter and expects back (see its docs: "Adapter"). */
 export type Payload = Record<string, unknown> & {
@@ -22,7 +14,7 @@ export type Payload = Record<string, unknown> & {
 /**
  * oidc-provider's storage on our database, one row per artifact in `oauth_payloads`, so sessions, grants and
  * tokens survive restarts and are shared by every process. Expired rows read as absent and are purged by
- * `purgeExpiredPayloads`. Revoking a grant also records it in `oauth_revocations`, which is how API processes
+ * `purgeExpiredPayloads` (expired-payloads.ts). Revoking a grant also records it in `oauth_revocations`, which is how API processes
  * learn that access tokens they verify on their own are dead. Clients are read through `clients`, a cache the
  * caller may share with what else reads them (the plain client_credentials path).
  */
@@ -150,47 +142,3 @@ const SINGLE_USE: Record<string, string> = {
   DeviceCode: 'device code already consumed',
   BackchannelAuthenticationRequest: 'backchannel authentication request already consumed',
 };
-
-const CLIENT_CACHE_MS = 2_000;
-const CLIENT_CACHE_MAX = 10_000;
-
-/**
- * The provider asks for the client on every request. Reading it from the database each time adds two queries
- * to every token, so the metadata is kept for two seconds: a new secret or a deleted client takes effect within that
- * (a deleted client's tokens are refused through oauth_revocations as well).
- */
-export class ClientCache {
-  readonly #db: Db;
-  readonly #extraRedirectUris: (clientId: string) => readonly string[];
-  readonly #entries = new Map<string, { metadata: Record<string, unknown> | undefined; until: number }>();
-
-  constructor(db: Db, extraRedirectUris: (clientId: string) => readonly string[]) {
-    this.#db = db;
-    this.#extraRedirectUris = extraRedirectUris;
-  }
-
-  async get(clientId: string): Promise<Record<string, unknown> | undefined> {
-    if (namesNothing(clientId)) return undefined;
-    const cached = this.#entries.get(clientId);
-    if (cached && cached.until > Date.now()) return cached.metadata;
-    const client = await findClient(this.#db, clientId);
-    const metadata = client
-      ? clientMetadata(
-          client,
-          await findClientSecretHash(this.#db, clientId),
-          this.#extraRedirectUris(clientId),
-        )
-      : undefined;
-    if (this.#entries.size >= CLIENT_CACHE_MAX) this.#entries.delete(this.#entries.keys().next().value!);
-    this.#entries.set(clientId, { metadata, until: Date.now() + CLIENT_CACHE_MS });
-    return metadata;
-  }
-}
-
-/** Deletes artifacts that expired more than a minute ago, and revocations of tokens that are dead anyway. */
-export async function purgeExpiredPayloads(db: Db, at: Date): Promise<number> {
-  const cutoff = new Date(at.getTime() - 60_000);
-  const payloads = await db.deleteFrom('oauth_payloads').where('expires_at', '<', cutoff).executeTakeFirst();
-  await db.deleteFrom('oauth_revocations').where('expires_at', '<', cutoff).execute();
-  return Number(payloads.numDeletedRows);
-}

@@ -8,12 +8,12 @@ import { shownText, textProblem } from '../domain/input-text.ts';
 import { AppError } from '../errors/app-error.ts';
 import { RETRY_AFTER_SECONDS } from '../errors/service-unavailable.ts';
 import type { ConnectionAnswer } from '../platform/framework-errors.ts';
-import { purgeExpiredPayloads } from './adapter.ts';
 import { ClientCredentialsTokens } from './client-credentials-tokens.ts';
 import { CsrfTokens } from './csrf.ts';
+import { purgeExpiredPayloads } from './expired-payloads.ts';
 import { interactionRoutes } from './interactions.ts';
 import { renderStatusErrorPage } from './pages/pages.ts';
-import { createProvider, loadProviderKeys, providerClients } from './provider.ts';
+import { loadProviderKeys, providerClients } from './provider-setup.ts';
 import {
   checkCharset,
   checkedBody,
@@ -218,6 +218,20 @@ function withBodyToRead(raw: IncomingMessage, body: Buffer | undefined): Incomin
 }
 
 /**
+ * What `make` resolves to, made once by the first call: a failure is that call's, and the next call tries again.
+ */
+function onFirstUse<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
+  };
+}
+
+/**
  * The authorization server listener: oidc-provider answers the protocol paths on the raw request, and our
  * interaction pages handle sign-in and consent. Every string a request carries is checked here first
  * (request-text.ts); a refused request is answered in the shape of where it went (the OAuth error JSON from an
@@ -228,7 +242,6 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
   const keys = await loadProviderKeys(config, { db, now });
   // One cache of clients for the provider and the plain client_credentials path, which read the same metadata.
   const clients = providerClients(config, db);
-  const provider = await createProvider(config, { db, now, keys, clients });
   const clientTokens = new ClientCredentialsTokens({
     issuer: config.auth.publicUrl,
     resource: config.api.publicUrl,
@@ -239,41 +252,48 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
   // The Fastify request of each raw request handed to the provider, so that its errors are logged with the id.
   const requests = new WeakMap<IncomingMessage, FastifyRequest>();
   const logOf = (ctx: unknown) => requests.get((ctx as { req: IncomingMessage }).req)?.log ?? app.log;
-  // The provider answers any failure of ours 500 server_error; one caused by the database being unavailable for now
-  // is answered 503 temporarily_unavailable with Retry-After instead (below), as on the REST listener.
-  const unavailable = new WeakSet<object>();
-  provider.on('server_error', (ctx, error) => {
-    if (isDatabaseUnavailable(error)) unavailable.add(ctx as object);
-    logOf(ctx).error({ err: error }, 'unexpected error on the authorization server');
+  // oidc-provider is imported and made on the first request that needs it (a protocol path or one of our pages): a
+  // process that serves only the API, or only client_credentials tokens (answered above it), never loads its code.
+  const provider = onFirstUse(async () => {
+    const { createProvider } = await import('./provider.ts');
+    const made = await createProvider(config, { db, now, keys, clients });
+    // The provider answers any failure of ours 500 server_error; one caused by the database being unavailable for
+    // now is answered 503 temporarily_unavailable with Retry-After instead (below), as on the REST listener.
+    const unavailable = new WeakSet<object>();
+    made.on('server_error', (ctx, error) => {
+      if (isDatabaseUnavailable(error)) unavailable.add(ctx as object);
+      logOf(ctx).error({ err: error }, 'unexpected error on the authorization server');
+    });
+    made.use(async (ctx, next) => {
+      await next();
+      if (!unavailable.has(ctx as object)) return;
+      const koa = ctx as unknown as ProviderContext;
+      koa.status = 503;
+      koa.set('Retry-After', String(RETRY_AFTER_SECONDS));
+      const request = requests.get(koa.req);
+      if (BROWSER_PATHS.some((page) => koa.path.startsWith(page))) {
+        koa.type = 'text/html; charset=utf-8';
+        koa.body = renderStatusErrorPage({
+          status: 503,
+          code: 'temporarily_unavailable',
+          detail: UNAVAILABLE_DESCRIPTION,
+          requestId: request?.id,
+        });
+      } else {
+        koa.type = 'application/json';
+        koa.body = {
+          error: 'temporarily_unavailable',
+          error_code: 'temporarily_unavailable',
+          error_description: UNAVAILABLE_DESCRIPTION,
+        };
+      }
+    });
+    // Koa's own report of an error nothing else caught (it would print it on the console).
+    made.on('error', (error, ctx) =>
+      logOf(ctx).error({ err: error }, 'unexpected error on the authorization server'),
+    );
+    return { provider: made, callback: made.callback() };
   });
-  provider.use(async (ctx, next) => {
-    await next();
-    if (!unavailable.has(ctx as object)) return;
-    const koa = ctx as unknown as ProviderContext;
-    koa.status = 503;
-    koa.set('Retry-After', String(RETRY_AFTER_SECONDS));
-    const request = requests.get(koa.req);
-    if (BROWSER_PATHS.some((page) => koa.path.startsWith(page))) {
-      koa.type = 'text/html; charset=utf-8';
-      koa.body = renderStatusErrorPage({
-        status: 503,
-        code: 'temporarily_unavailable',
-        detail: UNAVAILABLE_DESCRIPTION,
-        requestId: request?.id,
-      });
-    } else {
-      koa.type = 'application/json';
-      koa.body = {
-        error: 'temporarily_unavailable',
-        error_code: 'temporarily_unavailable',
-        error_description: UNAVAILABLE_DESCRIPTION,
-      };
-    }
-  });
-  // Koa's own report of an error nothing else caught (it would print it on the console).
-  provider.on('error', (error, ctx) =>
-    logOf(ctx).error({ err: error }, 'unexpected error on the authorization server'),
-  );
 
   app.addHook('preHandler', async (request) => checkRequestText(request));
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -283,7 +303,13 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
   });
 
   const csrf = new CsrfTokens(Buffer.from(hkdfSync('sha256', config.masterKey, '', 'ewa csrf', 32)));
-  await app.register(interactionRoutes, { provider, config, db, csrf, now });
+  await app.register(interactionRoutes, {
+    provider: async () => (await provider()).provider,
+    config,
+    db,
+    csrf,
+    now,
+  });
 
   await app.register(async (scope) => {
     scope.setErrorHandler(authListenerErrors);
@@ -319,7 +345,6 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
       }
     });
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    const callback = provider.callback();
     const issuer = new URL(config.auth.publicUrl);
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const path = (request.raw.url ?? '/').split('?')[0]!;
@@ -354,6 +379,7 @@ export async function authApp(app: FastifyInstance, options: AuthAppOptions): Pr
       reply.raw.setHeader('X-Request-Id', request.id);
       const raw = withBodyToRead(request.raw, bodies.get(request));
       requests.set(raw, request);
+      const { callback } = await provider();
       reply.hijack();
       await callback(raw, reply.raw);
     };

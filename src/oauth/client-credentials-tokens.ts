@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject, randomBytes, sign } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ClientCache } from './adapter.ts';
+import type { ClientCache } from './client-cache.ts';
 import { clientSecretMatches } from './clients.ts';
 import { apiScopesFor } from './scopes.ts';
 import { ACCESS_TOKEN_ALG, type SigningKey } from './signing-keys.ts';

@@ -16,7 +16,7 @@ import {
   renderSignupPage,
   renderThrottledPage,
 } from './pages/pages.ts';
-import { INTERACTION_PATH } from './provider.ts';
+import { INTERACTION_PATH } from './provider-setup.ts';
 import {
   checkCharset,
   checkedBody,
@@ -27,7 +27,8 @@ import {
 } from './request-text.ts';
 
 export interface InteractionOptions {
-  provider: Provider;
+  /** The provider, made on first use (auth-app.ts). */
+  provider: () => Promise<Provider>;
   config: Config;
   db: Db;
   csrf: CsrfTokens;
@@ -88,7 +89,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   async function load(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     let details: InteractionDetails;
     try {
-      details = await provider.interactionDetails(request.raw, reply.raw);
+      details = await (await provider()).interactionDetails(request.raw, reply.raw);
       // The provider finds the interaction by its cookie; the address must name the same one.
       if (details.uid !== request.params.uid)
         throw Object.assign(new Error(), { error: 'session_not_found' });
@@ -151,7 +152,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     result: Record<string, unknown>,
     merge: boolean,
   ) => {
-    const returnTo = await provider.interactionResult(request.raw, reply.raw, result, {
+    const returnTo = await (await provider()).interactionResult(request.raw, reply.raw, result, {
       mergeWithLastSubmission: merge,
     });
     return reply.code(303).header('Cache-Control', 'no-store').redirect(returnTo, 303);
@@ -316,8 +317,8 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       );
     }
     const grant = details.grantId
-      ? await provider.Grant.find(details.grantId)
-      : new provider.Grant({
+      ? await (await provider()).Grant.find(details.grantId)
+      : new (await provider()).Grant({
           accountId: details.session.accountId,
           clientId: String(details.params.client_id),
         });
@@ -353,7 +354,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       const { details } = loaded;
       if (!checkCsrf(request, details.uid, reply)) return reply;
       if (details.session) {
-        const session = await provider.Session.findByUid(details.session.uid);
+        const session = await (await provider()).Session.findByUid(details.session.uid);
         await session?.destroy();
       }
       const interaction = details;

@@ -1,13 +1,13 @@
 import { hkdfSync } from 'node:crypto';
 import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/database.ts';
 import { allowsOrigin } from '../platform/cors-origins.ts';
 import { claimsOf, findPerson } from './accounts.ts';
-import { ClientCache, databaseAdapter } from './adapter.ts';
+import { databaseAdapter } from './adapter.ts';
 import { clientSecretMatches } from './clients.ts';
 import { jwtEndpointSupport } from './jwt-endpoint-support.ts';
 import { renderAuthorizationErrorPage, renderLogoutPage, renderLogoutSuccessPage } from './pages/pages.ts';
+import { INTERACTION_PATH, loadProviderKeys, type ProviderDeps, providerClients } from './provider-setup.ts';
 import { referencePageSignIn } from './reference-page.ts';
 import {
   ALL_SCOPES,
@@ -17,9 +17,8 @@ import {
   SCOPE_CLAIMS,
   USERINFO_SCOPE_CLAIM,
 } from './scopes.ts';
-import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, loadSigningKeys, type SigningKey } from './signing-keys.ts';
+import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG } from './signing-keys.ts';
 
-export const INTERACTION_PATH = '/interaction';
 /**
  * The REST API's scopes this request may be granted, by the kind of grant (see `apiScopesFor`); a scope asked for
  * beyond them is invalid_scope, not silently dropped. A client_credentials request without `scope` is given
@@ -80,44 +79,11 @@ function userinfoScope(ctx: KoaContextWithOIDC | undefined): string | undefined 
   return scopes.includes('openid') ? [...new Set(scopes)].join(' ') : undefined;
 }
 
-/** The longest a token signed with a key can live, so retired keys stay in the JWKS that long. */
-export function longestSignedTokenLifetimeSeconds(config: Config): number {
-  return config.oauth.accessTokenTtlSeconds;
-}
-
 /** The parts of Koa's context that read and remove headers. */
 interface KoaHeaders {
   get(name: string): string;
   remove(name: string): void;
   response: { headers: Record<string, unknown> };
-}
-
-export interface ProviderDeps {
-  db: Db;
-  now: () => Date;
-  /** The signing keys, when the caller loaded them (loadProviderKeys) to sign with them too. */
-  keys?: SigningKey[];
-  /** The clients' cache, when the caller reads clients through it too (providerClients). */
-  clients?: ClientCache;
-}
-
-/** The registered clients as the provider reads them, with the sandbox reference page's redirect URI added. */
-export function providerClients(config: Config, db: Db): ClientCache {
-  const page = referencePageSignIn(config);
-  return new ClientCache(db, (clientId) => (page?.clientIds.includes(clientId) ? [page.redirectUri] : []));
-}
-
-/** The keys the provider signs with and publishes, newest active first. */
-export async function loadProviderKeys(config: Config, deps: ProviderDeps): Promise<SigningKey[]> {
-  const keys = await loadSigningKeys(
-    deps.db,
-    config.masterKey,
-    deps.now(),
-    longestSignedTokenLifetimeSeconds(config),
-  );
-  // Without keys oidc-provider would sign with its public development keys.
-  if (keys.length === 0) throw new Error('no signing key: call ensureSigningKey first');
-  return keys;
 }
 
 /**

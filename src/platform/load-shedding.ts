@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import type { LoadSheddingConfig } from '../config.ts';
 import { RETRY_AFTER_SECONDS, serviceUnavailable } from '../errors/service-unavailable.ts';
 import { renderErrorPage } from '../oauth/pages/pages.ts';
-import { INTERACTION_PATH } from '../oauth/provider.ts';
+import { INTERACTION_PATH } from '../oauth/provider-setup.ts';
 
 export interface LoadSheddingOptions {
   config: LoadSheddingConfig;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { databaseAdapter, purgeExpiredPayloads } from '../../src/oauth/adapter.ts';
+import { databaseAdapter } from '../../src/oauth/adapter.ts';
+import { purgeExpiredPayloads } from '../../src/oauth/expired-payloads.ts';
 import { openTestDatabase } from '../helpers/test-database.ts';
 
 test('the provider adapter stores, finds, consumes, expires and revokes by grant', async (t) => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { ClientCache } from '../../src/oauth/adapter.ts';
+import { ClientCache } from '../../src/oauth/client-cache.ts';
 import { ClientCredentialsTokens } from '../../src/oauth/client-credentials-tokens.ts';
-import { loadProviderKeys } from '../../src/oauth/provider.ts';
+import { loadProviderKeys } from '../../src/oauth/provider-setup.ts';
 import { buildListeningApp, type ListeningApp } from '../helpers/listening-app.ts';
 import { createTestClient } from '../helpers/tokens.ts';
 
