@@ -27,17 +27,21 @@ test('oidc-provider is loaded by the first request that needs it, not by a serve
     },
     { sandbox: true },
   );
-  const token = await app.auth.inject({
-    method: 'POST',
-    url: '/oauth2/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'client_credentials',
-      scope: 'health:read',
-      client_id: client.clientId,
-      client_secret: secret ?? '',
-    }).toString(),
-  });
+  // Built here, not with test/helpers/tokens.ts, which imports the provider to issue user tokens.
+  const askToken = (extra: Record<string, string>) =>
+    app.auth.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        grant_type: 'client_credentials',
+        scope: 'health:read',
+        client_id: client.clientId,
+        client_secret: secret ?? '',
+        ...extra,
+      }).toString(),
+    });
+  const token = await askToken({});
   assert.equal(token.statusCode, 200, token.body);
   const health = await app.api.inject({
     url: '/rest/health',
@@ -58,17 +62,6 @@ test('oidc-provider is loaded by the first request that needs it, not by a serve
   assert.ok(resolved.every((parent) => /\/src\/oauth\/(provider|adapter)\.ts$/.test(parent)));
 
   // A token request the plain path leaves to the provider (a resource indicator) is answered by it.
-  const viaProvider = await app.auth.inject({
-    method: 'POST',
-    url: '/oauth2/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'client_credentials',
-      scope: 'health:read',
-      resource: app.config.api.publicUrl,
-      client_id: client.clientId,
-      client_secret: secret ?? '',
-    }).toString(),
-  });
+  const viaProvider = await askToken({ resource: app.config.api.publicUrl });
   assert.equal(viaProvider.statusCode, 200, viaProvider.body);
 });
