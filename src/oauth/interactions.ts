@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionDetails, Provider } from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
 import { authenticate, findPerson, fullName, normalizeEmail, signUp } from './accounts.ts';
 import { findClient } from './clients.ts';
 import { CSRF_COOKIE, type CsrfTokens } from './csrf.ts';
@@ -88,12 +89,15 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   /** The interaction, its client and this browser's CSRF value; or a page saying the request is gone. */
   async function load(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     let details: InteractionDetails;
+    const oidc = await provider();
     try {
-      details = await (await provider()).interactionDetails(request.raw, reply.raw);
+      details = await oidc.interactionDetails(request.raw, reply.raw);
       // The provider finds the interaction by its cookie; the address must name the same one.
       if (details.uid !== request.params.uid)
         throw Object.assign(new Error(), { error: 'session_not_found' });
     } catch (error) {
+      // The database out of reach for now is not an expired sign-in: 503 with Retry-After (auth-app.ts).
+      if (isDatabaseUnavailable(error)) throw error;
       // Not found, expired, already finished, or this browser lacks the interaction's cookie (another browser's).
       const { error: code, error_description: detail } = error as {
         error?: unknown;

@@ -4,11 +4,11 @@ import { ClientCache } from './client-cache.ts';
 import { referencePageSignIn } from './reference-page.ts';
 import { loadSigningKeys, type SigningKey } from './signing-keys.ts';
 
-/**
- * What the authorization server needs of its provider's setup before the provider itself (provider.ts), which is
- * imported only when a request first needs it: oidc-provider's code is a few MB of each process's memory that a
- * process serving only the API never uses.
- */
+// What the authorization server needs of its provider's setup before the provider itself (provider.ts), which is
+// imported only when a request first needs it: oidc-provider's code is a few MB of each process's memory that a
+// process serving only the API never uses. Nothing here may import oidc-provider.
+
+/** Where our sign-in and consent pages live. */
 export const INTERACTION_PATH = '/interaction';
 
 /** The longest a token signed with a key can live, so retired keys stay in the JWKS that long. */

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { toAppError } from '../../src/errors/to-app-error.ts';
+import { CookieJar } from '../fuzz/auth-world.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker, workerToken } from '../helpers/factories.ts';
 import { advanceBody, createPaidWorker, postTransfer } from '../helpers/money.ts';
@@ -236,6 +237,39 @@ test('the authorization server answers 503 temporarily_unavailable with Retry-Af
   assert.equal(refused.json().error, 'temporarily_unavailable');
   assert.equal(refused.json().error_code, 'temporarily_unavailable');
   assert.doesNotMatch(refused.body, /ECONN|timeout|postgres|sql/i, 'nothing internal is shown');
+});
+
+test('a sign-in page whose interaction cannot be read for want of the database is 503 with Retry-After, not an expired sign-in', {
+  skip: onPostgres ? false : ON_PGLITE,
+}, async (t) => {
+  const relay = await cuttableRelay(t);
+  const app = await appWith(t, { EWA_DB_CONNECT_TIMEOUT_MS: '1000' }, relay.url);
+  const redirect = 'https://partner.example/callback';
+  const client = await createTestClient(app, { redirectUris: [redirect] });
+  const jar = new CookieJar();
+  const started = await app.auth.inject({
+    url: `/oauth2/auth?${new URLSearchParams({
+      client_id: client.clientId,
+      response_type: 'code',
+      redirect_uri: redirect,
+      scope: 'openid user:read',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    })}`,
+  });
+  jar.store(started);
+  const uid = /\/interaction\/([^/?]+)/.exec(String(started.headers.location))?.[1];
+  assert.ok(uid, `no interaction: ${started.statusCode} ${started.headers.location}`);
+  const page = () =>
+    app.auth.inject({ url: `/interaction/${uid}`, headers: { cookie: jar.header(), accept: 'text/html' } });
+  assert.equal((await page()).statusCode, 200);
+  await relay.cut();
+  const refused = await page();
+  assert.equal(refused.statusCode, 503, refused.body);
+  assert.match(String(refused.headers['retry-after']), /^[1-9]\d*$/);
+  assert.match(String(refused.headers['content-type']), /^text\/html/);
+  assert.match(refused.body, /temporarily_unavailable/);
+  assert.doesNotMatch(refused.body, /ECONN|postgres|sql/i, 'nothing internal is shown');
 });
 
 test('advances batched together roll back as a whole when a lock times out: nothing is left, and retries succeed', {
