@@ -219,11 +219,13 @@ test("the database's process killed: statements waiting and later fail as unavai
   assert.ok(child);
   const waiting = sql`select pg_sleep(3)`.execute(database.db);
   const queued = sql`select 1`.execute(database.db);
+  const batched = runBatch(database.db, [CompiledQuery.raw('select $1::int as n', [1])]);
   await new Promise((resolve) => setTimeout(resolve, 200));
   process.kill(child, 'SIGKILL');
   const started = Date.now();
   await assert.rejects(waiting, DatabaseUnavailableError);
   await assert.rejects(queued, DatabaseUnavailableError);
+  await assert.rejects(batched, DatabaseUnavailableError);
   await assert.rejects(sql`select 1`.execute(database.db), DatabaseUnavailableError);
   await assert.rejects(database.ping(1000), DatabaseUnavailableError);
   assert.ok(Date.now() - started < 2000, 'the failures came before the sleep would have ended');
