@@ -187,16 +187,29 @@ test('a batch through Kysely on a database on disk: a failure aborts its transac
 });
 
 test("EWA_V8_WASM_LIFTOFF_ONLY reaches the database's process; a flag node was given wins, in either spelling", async () => {
+  // In a node of its own started with no flags: this test's process may run with --liftoff-only (npm test does),
+  // which would win over the setting.
   const flagsOf = async (env: Record<string, string>) => {
-    const before = childrenOf(process.pid);
-    const database = await openDatabase(loadConfig({ EWA_DATA_DIR: scratch(), ...env }).database);
-    try {
-      const [child] = childrenOf(process.pid).filter((pid) => !before.includes(pid));
-      assert.ok(child);
-      return readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0');
-    } finally {
+    const script = `
+      const { readFileSync } = await import('node:fs');
+      const { openDatabase } = await import(${JSON.stringify(new URL('../../src/db/database.ts', import.meta.url).href)});
+      const { loadConfig } = await import(${JSON.stringify(new URL('../../src/config.ts', import.meta.url).href)});
+      const database = await openDatabase(loadConfig(${JSON.stringify({ EWA_DATA_DIR: scratch(), ...env })}).database);
+      const [child] = readFileSync('/proc/' + process.pid + '/task/' + process.pid + '/children', 'utf8').trim().split(' ');
+      process.stdout.write(JSON.stringify(readFileSync('/proc/' + child + '/cmdline', 'utf8').split('\\0')));
       await database.close();
-    }
+    `;
+    const node = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let printed = '';
+    node.stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    const [code] = await once(node, 'exit');
+    assert.equal(code, 0);
+    return JSON.parse(printed) as string[];
   };
   assert.ok((await flagsOf({})).includes('--liftoff-only'));
   assert.ok(!(await flagsOf({ EWA_V8_WASM_LIFTOFF_ONLY: 'false' })).includes('--liftoff-only'));
