@@ -13,7 +13,7 @@ import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker, workerToken } from '../helpers/factories.ts';
 import { advanceBody, createPaidWorker, postTransfer } from '../helpers/money.ts';
 import { onPostgres, POSTGRES_URL, testFileDatabase } from '../helpers/test-database.ts';
-import { clientToken, createTestClient } from '../helpers/tokens.ts';
+import { clientCredentialsRequest, clientToken, createTestClient } from '../helpers/tokens.ts';
 
 const ON_PGLITE =
   'PGlite is one session in this process: no other session can hold a lock, no statement can be cancelled by a ' +
@@ -218,17 +218,7 @@ test('the authorization server answers 503 temporarily_unavailable with Retry-Af
   // after the cut, so its request needs the database.
   const [before, after] = [await createTestClient(app), await createTestClient(app)];
   const tokenRequest = (client: { clientId: string; secret: string }) =>
-    app.auth.inject({
-      method: 'POST',
-      url: '/oauth2/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({
-        grant_type: 'client_credentials',
-        scope: 'health:read',
-        client_id: client.clientId,
-        client_secret: client.secret,
-      }).toString(),
-    });
+    clientCredentialsRequest(app, client, { scope: 'health:read' });
   assert.equal((await tokenRequest(before)).statusCode, 200);
   await relay.cut();
   const refused = await tokenRequest(after);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../../src/crypto/passwords.ts';
 import { createClient, type NewClient } from '../../src/oauth/clients.ts';
-import { issueUserToken } from '../../src/oauth/issue-token.ts';
 import type { TestApp } from './build-test-app.ts';
 
 /** A registered confidential client of the test app, with its one-time secret. */
@@ -29,6 +28,25 @@ export async function createTestClient(app: TestApp, overrides: Partial<NewClien
   return { clientId: client.clientId, secret: secret ?? '' };
 }
 
+/** A client_credentials request to the real token endpoint, with `form`'s fields (scope, resource…) added. */
+export function clientCredentialsRequest(
+  app: TestApp,
+  client: { clientId: string; secret: string },
+  form: Record<string, string>,
+) {
+  return app.auth.inject({
+    method: 'POST',
+    url: '/oauth2/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.secret,
+      ...form,
+    }).toString(),
+  });
+}
+
 /** A client_credentials access token from the real token endpoint. */
 export async function clientToken(
   app: TestApp,
@@ -36,17 +54,7 @@ export async function clientToken(
   client?: { clientId: string; secret: string },
 ) {
   const credentials = client ?? (await createTestClient(app));
-  const response = await app.auth.inject({
-    method: 'POST',
-    url: '/oauth2/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'client_credentials',
-      scope: scopes.join(' '),
-      client_id: credentials.clientId,
-      client_secret: credentials.secret,
-    }).toString(),
-  });
+  const response = await clientCredentialsRequest(app, credentials, { scope: scopes.join(' ') });
   if (response.statusCode !== 200)
     throw new Error(`token request failed: ${response.statusCode} ${response.body}`);
   return response.json().access_token as string;
@@ -72,6 +80,8 @@ export async function createTestPerson(app: TestApp, options: { password?: strin
 /** A user access token minted by the provider, as `ewa tokens issue` does. */
 export async function userToken(app: TestApp, personId: string, scopes: string[], clientId?: string) {
   const client = clientId ?? (await createTestClient(app)).clientId;
+  // Imported here: it loads oidc-provider, which a test of the server without it must not (provider-on-first-use).
+  const { issueUserToken } = await import('../../src/oauth/issue-token.ts');
   const response = await issueUserToken(app.config, app.database.db, { personId, clientId: client, scopes });
   return response.access_token;
 }

@@ -3,7 +3,7 @@ import { registerHooks } from 'node:module';
 import { test } from 'node:test';
 
 // Every resolution of oidc-provider in this process, from here on: the test's own imports come after the hook, and
-// none of them (not test/helpers/tokens.ts, which issues user tokens through the provider) may name it.
+// none of them may name it (test/helpers/tokens.ts imports the provider only when it issues a user token).
 const resolved: string[] = [];
 registerHooks({
   resolve(specifier, context, next) {
@@ -12,35 +12,13 @@ registerHooks({
   },
 });
 const { buildTestApp } = await import('../helpers/build-test-app.ts');
-const { createClient } = await import('../../src/oauth/clients.ts');
+const { clientCredentialsRequest, createTestClient } = await import('../helpers/tokens.ts');
 
 test('oidc-provider is loaded by the first request that needs it, not by a server that answers only tokens and the API', async (t) => {
   const app = await buildTestApp(t);
-  const { client, secret } = await createClient(
-    app.database.db,
-    {
-      name: 'Health Checker',
-      isPublic: false,
-      redirectUris: ['https://partner.example/callback'],
-      scopes: ['health:read'],
-      organizationIds: [],
-    },
-    { sandbox: true },
-  );
-  // Built here, not with test/helpers/tokens.ts, which imports the provider to issue user tokens.
+  const client = await createTestClient(app, { scopes: ['health:read'] });
   const askToken = (extra: Record<string, string>) =>
-    app.auth.inject({
-      method: 'POST',
-      url: '/oauth2/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({
-        grant_type: 'client_credentials',
-        scope: 'health:read',
-        client_id: client.clientId,
-        client_secret: secret ?? '',
-        ...extra,
-      }).toString(),
-    });
+    clientCredentialsRequest(app, client, { scope: 'health:read', ...extra });
   const token = await askToken({});
   assert.equal(token.statusCode, 200, token.body);
   const health = await app.api.inject({
