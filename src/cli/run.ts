@@ -6,56 +6,56 @@ import { MigrationError } from '../db/migrate.ts';
 import { NotAClusterError } from '../db/not-a-cluster-error.ts';
 import { AppError } from '../errors/app-error.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
-import { achCommands } from './ach.ts';
-import { clientCommands } from './clients.ts';
 import { type CliContext, type Command, parseFlags, UsageError, writeLine } from './command.ts';
-import { complaintCommands } from './complaints.ts';
-import { complianceCommands } from './compliance.ts';
-import { disclosureCommands } from './disclosures.ts';
-import { earningsCommands } from './earnings.ts';
-import { jobCommands } from './jobs.ts';
-import { keysRotateCommand } from './keys.ts';
-import { ledgerCheckCommand } from './ledger.ts';
-import { migrateCommand } from './migrate.ts';
-import { organizationCommands } from './orgs.ts';
-import { overpaymentCommands } from './overpayments.ts';
-import { payrollCommands } from './payroll.ts';
-import { peopleCommands } from './people.ts';
-import { reportCommands } from './reports.ts';
-import { returnsCommands } from './returns.ts';
-import { sandboxCommands } from './sandbox.ts';
-import { seedCommand } from './seed.ts';
-import { serveCommand } from './serve.ts';
-import { tokensIssueCommand } from './tokens.ts';
-import { webhookCommands } from './webhooks.ts';
 
-export const COMMANDS: readonly Command[] = [
-  serveCommand,
-  migrateCommand,
-  seedCommand,
-  ...clientCommands,
-  ...organizationCommands,
-  ...peopleCommands,
-  ...jobCommands,
-  ...earningsCommands,
-  ...payrollCommands,
-  ...achCommands,
-  ...sandboxCommands,
-  ...webhookCommands,
-  ...complianceCommands,
-  ...disclosureCommands,
-  ...complaintCommands,
-  ...reportCommands,
-  ...returnsCommands,
-  ...overpaymentCommands,
-  ledgerCheckCommand,
-  keysRotateCommand,
-  tokensIssueCommand,
+/**
+ * Where each command is, by its first word: a command's module, and everything it imports, is loaded only when one
+ * of its commands runs or the list of all is shown. A process runs the code of its own command alone: `ewa serve`
+ * loads none of the operator tools (nor oidc-provider, which `tokens issue` imports) until a command forwarded to it
+ * needs one. In the order `ewa --help` lists them.
+ */
+const COMMAND_MODULES: readonly { words: readonly string[]; load: () => Promise<readonly Command[]> }[] = [
+  { words: ['serve'], load: async () => [(await import('./serve.ts')).serveCommand] },
+  { words: ['migrate'], load: async () => [(await import('./migrate.ts')).migrateCommand] },
+  { words: ['seed'], load: async () => [(await import('./seed.ts')).seedCommand] },
+  { words: ['clients'], load: async () => (await import('./clients.ts')).clientCommands },
+  { words: ['orgs'], load: async () => (await import('./orgs.ts')).organizationCommands },
+  { words: ['people'], load: async () => (await import('./people.ts')).peopleCommands },
+  { words: ['jobs'], load: async () => (await import('./jobs.ts')).jobCommands },
+  { words: ['earnings'], load: async () => (await import('./earnings.ts')).earningsCommands },
+  { words: ['payroll', 'settle'], load: async () => (await import('./payroll.ts')).payrollCommands },
+  { words: ['ach'], load: async () => (await import('./ach.ts')).achCommands },
+  { words: ['sandbox'], load: async () => (await import('./sandbox.ts')).sandboxCommands },
+  { words: ['webhooks'], load: async () => (await import('./webhooks.ts')).webhookCommands },
+  { words: ['compliance'], load: async () => (await import('./compliance.ts')).complianceCommands },
+  {
+    words: ['disclosures', 'transfers'],
+    load: async () => (await import('./disclosures.ts')).disclosureCommands,
+  },
+  { words: ['complaints'], load: async () => (await import('./complaints.ts')).complaintCommands },
+  { words: ['reports'], load: async () => (await import('./reports.ts')).reportCommands },
+  { words: ['returns'], load: async () => (await import('./returns.ts')).returnsCommands },
+  { words: ['overpayments'], load: async () => (await import('./overpayments.ts')).overpaymentCommands },
+  { words: ['ledger'], load: async () => [(await import('./ledger.ts')).ledgerCheckCommand] },
+  { words: ['keys'], load: async () => [(await import('./keys.ts')).keysRotateCommand] },
+  { words: ['tokens'], load: async () => [(await import('./tokens.ts')).tokensIssueCommand] },
 ];
 
-function mainHelp(): string {
-  const width = Math.max(...COMMANDS.map((command) => command.name.length));
-  const lines = COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
+/** Every command, in the order `ewa --help` lists them (every command module is loaded). */
+export async function allCommands(): Promise<readonly Command[]> {
+  return (await Promise.all(COMMAND_MODULES.map((module) => module.load()))).flat();
+}
+
+/** The commands whose first word is `word` (`ewa people …`, or `ewa seed`): only their module is loaded. */
+export async function commandsOf(word: string): Promise<readonly Command[]> {
+  const module = COMMAND_MODULES.find((candidate) => candidate.words.includes(word));
+  if (!module) return [];
+  return (await module.load()).filter((command) => command.name.split(' ')[0] === word);
+}
+
+function mainHelp(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((command) => command.name.length));
+  const lines = commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
   return [
     'ewa — earned-wage access server and operator tools',
     '',
@@ -92,16 +92,17 @@ function shortUsage(command: Command, problem: string): string {
 export async function runCli(argv: string[], context: CliContext): Promise<number> {
   const [name, subcommand] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    writeLine(context.stdout, mainHelp());
+    writeLine(context.stdout, mainHelp(await allCommands()));
     return name === undefined ? 2 : 0;
   }
   // Two-word commands (`clients create`) first, then one-word ones.
+  const family = await commandsOf(name);
   const command =
-    COMMANDS.find((candidate) => candidate.name === `${name} ${subcommand}`) ??
-    COMMANDS.find((candidate) => candidate.name === name);
+    family.find((candidate) => candidate.name === `${name} ${subcommand}`) ??
+    family.find((candidate) => candidate.name === name);
   if (!command) {
-    const members = COMMANDS.filter((candidate) => candidate.name.startsWith(`${name} `));
-    const family = members.map((c) => `ewa ${c.name}`);
+    const members = family.filter((candidate) => candidate.name.startsWith(`${name} `));
+    const listed = members.map((c) => `ewa ${c.name}`);
     // `ewa webhooks --help`: the family's commands, each with what it does.
     if (members.length > 0 && (subcommand === '--help' || subcommand === '-h')) {
       const width = Math.max(...members.map((c) => c.name.length));
@@ -117,8 +118,8 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
     }
     writeLine(
       context.stderr,
-      family.length > 0
-        ? `ewa ${name}: ${subcommand === undefined ? 'which one?' : `unknown command "${subcommand}".`} Commands: ${family.join(', ')}.`
+      listed.length > 0
+        ? `ewa ${name}: ${subcommand === undefined ? 'which one?' : `unknown command "${subcommand}".`} Commands: ${listed.join(', ')}.`
         : `ewa: unknown command "${name}". Run \`ewa --help\` for the list.`,
     );
     return 2;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runCli } from '../../src/cli/run.ts';
+import { allCommands, commandsOf, runCli } from '../../src/cli/run.ts';
 import { capture } from '../helpers/cli.ts';
 import { PRODUCTION_RAIL_ENV } from '../helpers/production-env.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
@@ -9,6 +9,11 @@ test('help: ewa --help lists every command, each command has --help', async () =
   const main = capture();
   assert.equal(await runCli(['--help'], main.context), 0);
   for (const name of ['serve', 'migrate', 'seed']) assert.match(main.stdout(), new RegExp(`\\n  ${name} `));
+  // Each command is listed, and found by its first word, the only module loaded when it runs.
+  for (const command of await allCommands()) {
+    assert.ok(main.stdout().includes(`\n  ${command.name} `), command.name);
+    assert.ok((await commandsOf(command.name.split(' ')[0]!)).includes(command), command.name);
+  }
   for (const name of ['serve', 'migrate', 'seed']) {
     const one = capture();
     assert.equal(await runCli([name, '--help'], one.context), 0);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { COMMANDS, runCli } from '../../src/cli/run.ts';
+import { allCommands, runCli } from '../../src/cli/run.ts';
 import { DEMO } from '../../src/seed/demo.ts';
 import { capture, cliDatabaseEnv, csvFile, ewa } from '../helpers/cli.ts';
 
@@ -11,7 +11,7 @@ import { capture, cliDatabaseEnv, csvFile, ewa } from '../helpers/cli.ts';
  */
 
 test('an unknown flag exits 2 with three lines: what is wrong, the usage line, where the help is', async () => {
-  for (const command of COMMANDS) {
+  for (const command of await allCommands()) {
     const run = capture();
     const code = await runCli([...command.name.split(' '), '--no-such-flag'], run.context);
     assert.equal(code, 2, command.name);
