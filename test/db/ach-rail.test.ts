@@ -19,6 +19,7 @@ import {
   open,
   readdir,
   readFile,
+  rename,
   rm,
   stat,
   symlink,
@@ -1676,6 +1677,51 @@ test('a return file delivered as a symbolic link is read; a link to nothing or t
     returns: 1,
   });
   assert.equal((await transferOf(world, a1.id)).status, 'FAILED');
+});
+
+test('a folder that lists no file forgets no name: files back after the folder was away are not read again', async (t) => {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const alice = await worker(world);
+  const a1 = await advance(world, alice, 5_000);
+  await dispatch(world, 1);
+  await exchange(world, '2026-03-09T14:31:00Z');
+  await writeFile(
+    join(world.inbound, 'returns.ach'),
+    returnFile([{ entryRecord: await sentRecord(world, a1.id), returnCode: 'R01' }], {
+      createdAt: '2603091500',
+      ...TO_US,
+    }),
+  );
+  assert.equal((await exchange(world, '2026-03-09T19:00:00Z')).returnFiles, 1);
+  const known = async () =>
+    (
+      await sql<{
+        file_name: string;
+        seen_at: Date;
+      }>`select file_name, seen_at from ach_inbound_files`.execute(world.db)
+    ).rows.map((row) => [row.file_name, new Date(row.seen_at).toISOString()]);
+  const seen = [['returns.ach', '2026-03-09T19:00:00.000Z']];
+  assert.deepEqual(await known(), seen);
+
+  // The folder moved away (a mount down, say): the run makes an empty one, reads nothing and forgets nothing.
+  const away = `${world.inbound}.away`;
+  await rename(world.inbound, away);
+  assert.deepEqual(await exchange(world, '2026-03-09T19:01:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.deepEqual(await known(), seen);
+
+  // Back as it was: its file is known by its identity and not read (a read would record it anew, at 19:02).
+  await rm(world.inbound, { recursive: true });
+  await rename(away, world.inbound);
+  assert.deepEqual(await exchange(world, '2026-03-09T19:02:00Z'), {
+    composed: 0,
+    written: 0,
+    ...NOTHING_READ,
+  });
+  assert.deepEqual(await known(), seen);
 });
 
 test('ewa ach returns shows a file name with a line break or escape sequences quoted, never as lines of its own', async (t) => {

@@ -241,7 +241,10 @@ export function createAchRail(options: AchRailOptions): AchRail {
           report.notifications += read.notifications;
         }
       }
-      await forgetInboundFilesBut(db, listed);
+      // A folder that lists no file forgets nothing: a mount that is down, or the folder moved away for a while, would
+      // otherwise make the next run read and hash every file of it once more. Names of files all archived at once are
+      // forgotten by the next run that lists one.
+      if (listed.length > 0) await forgetInboundFilesBut(db, listed);
       return report;
     },
   };
