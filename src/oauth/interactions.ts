@@ -86,7 +86,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   const throttled = (reply: FastifyReply, retryAfterSeconds: number) =>
     send(reply.header('Retry-After', String(retryAfterSeconds)), 429, renderThrottledPage(retryAfterSeconds));
 
-  /** The interaction, its client and this browser's CSRF value; or a page saying the request is gone. */
+  /** The provider, the interaction, its client and this browser's CSRF value; or a page saying the request is gone. */
   async function load(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     let details: InteractionDetails;
     const oidc = await provider();
@@ -130,7 +130,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
         `${CSRF_COOKIE}=${cookie}; Path=${INTERACTION_PATH}; HttpOnly; SameSite=Lax; Max-Age=${config.oauth.interactionTtlSeconds}${secure}`,
       );
     }
-    return { details, client, csrfValue: csrf.formValue(cookie, details.uid), cookie };
+    return { oidc, details, client, csrfValue: csrf.formValue(cookie, details.uid), cookie };
   }
 
   function checkCsrf(request: FastifyRequest, uid: string, reply: FastifyReply): boolean {
@@ -151,12 +151,13 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   }
 
   const finish = async (
+    oidc: Provider,
     request: FastifyRequest,
     reply: FastifyReply,
     result: Record<string, unknown>,
     merge: boolean,
   ) => {
-    const returnTo = await (await provider()).interactionResult(request.raw, reply.raw, result, {
+    const returnTo = await oidc.interactionResult(request.raw, reply.raw, result, {
       mergeWithLastSubmission: merge,
     });
     return reply.code(303).header('Cache-Control', 'no-store').redirect(returnTo, 303);
@@ -234,7 +235,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       );
     }
     await recordSuccess(db, admission, { reset: [account], giveBack: [address] });
-    return finish(request, reply, { login: { accountId: personId, amr: ['pwd'] } }, false);
+    return finish(loaded.oidc, request, reply, { login: { accountId: personId, amr: ['pwd'] } }, false);
   });
 
   app.get<{ Params: Params }>(`${INTERACTION_PATH}/:uid/signup`, async (request, reply) => {
@@ -291,7 +292,13 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       );
     }
     await recordSuccess(db, admission, { reset: [], giveBack: [address] });
-    return finish(request, reply, { login: { accountId: result.personId, amr: ['pwd'] } }, false);
+    return finish(
+      loaded.oidc,
+      request,
+      reply,
+      { login: { accountId: result.personId, amr: ['pwd'] } },
+      false,
+    );
   });
 
   app.post<{ Params: Params; Body: Form }>(`${INTERACTION_PATH}/:uid/consent`, async (request, reply) => {
@@ -314,15 +321,17 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     }
     if (request.body?.decision !== 'allow') {
       return finish(
+        loaded.oidc,
         request,
         reply,
         { error: 'access_denied', error_description: 'The person denied the request.' },
         false,
       );
     }
+    const { Grant } = loaded.oidc;
     const grant = details.grantId
-      ? await (await provider()).Grant.find(details.grantId)
-      : new (await provider()).Grant({
+      ? await Grant.find(details.grantId)
+      : new Grant({
           accountId: details.session.accountId,
           clientId: String(details.params.client_id),
         });
@@ -341,7 +350,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       grant.addResourceScope(resource, scopes.join(' '));
     }
     const grantId = await grant.save();
-    return finish(request, reply, { consent: { grantId } }, true);
+    return finish(loaded.oidc, request, reply, { consent: { grantId } }, true);
   });
 
   /**
@@ -358,7 +367,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       const { details } = loaded;
       if (!checkCsrf(request, details.uid, reply)) return reply;
       if (details.session) {
-        const session = await (await provider()).Session.findByUid(details.session.uid);
+        const session = await loaded.oidc.Session.findByUid(details.session.uid);
         await session?.destroy();
       }
       const interaction = details;
