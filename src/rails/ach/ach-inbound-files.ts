@@ -115,8 +115,9 @@ export async function rememberInboundFile(
 
 /**
  * Forgets the names that have left the folder (archived, say), so that the table holds what the folder holds, in one
- * statement; the run calls it only when the folder lists a file. A name another process recorded after this run listed the folder may be forgotten too: its file is then
- * hashed once more by the next run and found claimed by its bytes, so nothing is applied twice.
+ * statement; a run calls it only when the folder lists a file. A name another process recorded after this run listed
+ * the folder may be forgotten too: its file is then hashed once more by the next run and found claimed by its bytes,
+ * so nothing is applied twice.
  */
 export async function forgetInboundFilesBut(db: Db, listed: readonly string[]): Promise<void> {
   await sql`delete from ach_inbound_files where file_name <> all(${listed}::text[])`.execute(db);
