@@ -396,6 +396,15 @@ async function exchange(world: AchWorld, at: string) {
 
 const NOTHING_READ = { returnFiles: 0, returns: 0, unmatched: 0, refused: 0, notifications: 0 };
 
+/** A world where Alice's advance of 5,000 went out in the file of 14:31 on 2026-03-09: her advance and its entry record. */
+async function oneAdvanceSent(t: TestContext) {
+  const world = await achWorld(t, '2026-03-09T12:00:00Z');
+  const a1 = await advance(world, await worker(world), 5_000);
+  await dispatch(world, 1);
+  await exchange(world, '2026-03-09T14:31:00Z');
+  return { world, a1, a1Record: await sentRecord(world, a1.id) };
+}
+
 test('advances and a payday remainder become entries of one Nacha file per window, as nach2 writes them', async (t) => {
   const world = await achWorld(t, '2026-03-09T12:00:00Z'); // Monday 08:00 in New York
   const ach = world.app.money.ach!;
@@ -1477,12 +1486,7 @@ test('notifications of change are kept with the entry each is about and listed, 
 });
 
 test('a return file too large to read is refused, not the end of every run; files are known by their bytes', async (t) => {
-  const world = await achWorld(t, '2026-03-09T12:00:00Z');
-  const alice = await worker(world);
-  const a1 = await advance(world, alice, 5_000);
-  await dispatch(world, 1);
-  await exchange(world, '2026-03-09T14:31:00Z');
-  const a1Record = await sentRecord(world, a1.id);
+  const { world, a1, a1Record } = await oneAdvanceSent(t);
 
   // Larger than a string may be (a sparse file: no disk used), named before the return file of Alice's entry.
   const huge = join(world.inbound, 'a-huge.ach');
@@ -1651,12 +1655,7 @@ test('a return file gone between its stat and its read is nothing to read this r
 });
 
 test('a return file delivered as a symbolic link is read; a link to nothing or to a folder stops nothing', async (t) => {
-  const world = await achWorld(t, '2026-03-09T12:00:00Z');
-  const alice = await worker(world);
-  const a1 = await advance(world, alice, 5_000);
-  await dispatch(world, 1);
-  await exchange(world, '2026-03-09T14:31:00Z');
-  const a1Record = await sentRecord(world, a1.id);
+  const { world, a1, a1Record } = await oneAdvanceSent(t);
 
   const delivered = join(world.outbound, '..', 'delivered');
   await mkdir(delivered, { recursive: true });
@@ -1680,14 +1679,10 @@ test('a return file delivered as a symbolic link is read; a link to nothing or t
 });
 
 test('a folder that lists no file forgets no name: files back after the folder was away are not read again', async (t) => {
-  const world = await achWorld(t, '2026-03-09T12:00:00Z');
-  const alice = await worker(world);
-  const a1 = await advance(world, alice, 5_000);
-  await dispatch(world, 1);
-  await exchange(world, '2026-03-09T14:31:00Z');
+  const { world, a1Record } = await oneAdvanceSent(t);
   await writeFile(
     join(world.inbound, 'returns.ach'),
-    returnFile([{ entryRecord: await sentRecord(world, a1.id), returnCode: 'R01' }], {
+    returnFile([{ entryRecord: a1Record, returnCode: 'R01' }], {
       createdAt: '2603091500',
       ...TO_US,
     }),
