@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -219,6 +220,8 @@ export async function readsScenario(options: ReadsOptions): Promise<void> {
     const server = await startServer(serverEnv, { workers: workersPerServer });
     try {
       await takeAdvances(server.baseUrl, workers, tokens);
+      // A process verifies a token's signature on its first use only: a user's reads come with a token in use.
+      await touchEachProcess(server.baseUrl, authorizations, workersPerServer);
       await analyzeMoneyTables(bench.database.db);
       for (const read of READS) {
         const paths = workers.map(read.path);
@@ -341,18 +344,7 @@ async function profileReads(
   const before = new Set(existsSync(dir) ? readdirSync(dir) : []);
   const server = await startServer(env, { workers: benchWorkers(), cpuProfileDir: dir });
   try {
-    // Each token once first, as the measured runs had them (the advances before them): a process verifies a
-    // token's signature on its first use only, and that is not the reads' work.
-    await Promise.all(
-      Array.from({ length: 16 }, async (_, lane) => {
-        for (let index = lane; index < workers.length; index += 16) {
-          const response = await fetch(`${server.baseUrl}/rest/jobs`, {
-            headers: { authorization: authorizations[index]! },
-          });
-          await response.arrayBuffer();
-        }
-      }),
-    );
+    await touchEachProcess(server.baseUrl, authorizations, benchWorkers());
     const paths = workers.flatMap((worker) => READS.map((read) => read.path(worker)));
     const mixed = paths.map((_, index) => authorizations[Math.floor(index / READS.length)]!);
     await readLoad(server.baseUrl, paths, mixed, WARM_UP_SECONDS);
@@ -361,6 +353,33 @@ async function profileReads(
     await server.stop();
   }
   return summarizeProfiles(dir, { pick: (name) => !before.has(name), seconds });
+}
+
+/**
+ * Sends each authorization once to each of the server's `processes`: one request at a time, each on a connection of
+ * its own, which node:cluster hands to the workers in turn, so `processes` requests in a row reach them all.
+ */
+async function touchEachProcess(
+  baseUrl: string,
+  authorizations: readonly string[],
+  processes: number,
+): Promise<void> {
+  for (const authorization of authorizations) {
+    for (let turn = 0; turn < processes; turn++) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const request = get(
+          `${baseUrl}/rest/jobs`,
+          { agent: false, headers: { authorization } },
+          (response) => {
+            response.resume();
+            response.once('end', () => resolve(response.statusCode ?? 0));
+          },
+        );
+        request.once('error', reject);
+      });
+      if (status !== 200) throw new Error(`GET /rest/jobs answered ${status} while warming the tokens`);
+    }
+  }
 }
 
 /** What the first profile of these reads showed, and what was changed because of it (issue 22). */
@@ -377,7 +396,11 @@ const WHAT_THE_PROFILE_CHANGED = [
   "closures) and a seventh of PostgreSQL's CPU for an account in building its fee schedule as JSON (now joined as",
   'columns). What is left is mostly the socket writes (writev: the statements; writeUtf8String: the answers; one',
   "of each a request), which the ceiling pays too, node-postgres' parsing, Fastify, helmet's headers, and the",
-  'garbage collector; using the second core is `--workers` (EWA_BENCH_WORKERS=2).',
+  'garbage collector; using the second core is `--workers` (EWA_BENCH_WORKERS=2). That profile also put 4.9 % in',
+  "verifying tokens' ECDSA signatures (node:crypto): its warm-up had sent each token to one of the two workers, so",
+  'the other verified it in the profiled seconds, once a token; a user reads with a token in use. Since 2026-11-29',
+  'each token goes to every process (one connection each, which node:cluster hands round) before the reads and',
+  'before the profile.',
 ];
 
 function profileLines(profile: ProfileSummary): string[] {
