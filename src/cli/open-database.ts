@@ -1,7 +1,7 @@
-import { type Config, loadConfig } from '../config.ts';
+import { type Config, type DatabaseConfig, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
-import { migrate } from '../db/migrate.ts';
-import type { CliContext } from './command.ts';
+import { migrate, readMigrations } from '../db/migrate.ts';
+import { type CliContext, writeLine } from './command.ts';
 
 /**
  * Opens the configured database for a command and brings its schema up to date. With the embedded database
@@ -31,10 +31,42 @@ export async function withMigratedDatabase<T>(
   config: Config = loadConfig(context.env),
 ): Promise<T> {
   if (context.database) return work(context.database);
-  const { database } = await openMigratedDatabase(context, config);
+  const { database, applied } = await openMigratedDatabase(context, config);
+  if (applied[0] !== undefined && applied[0] === readMigrations()[0]?.name) {
+    const note = newDatabaseNote(config.database);
+    if (note) writeLine(context.stderr, note);
+  }
   try {
     return await work({ config, database });
   } finally {
     await database.close();
+  }
+}
+
+/**
+ * Said when a command found its database empty and made its tables: a command not given the settings of the server
+ * it was meant for (its data directory, its DATABASE_URL) opens another database, and would otherwise answer only
+ * that a person or a client it names does not exist. Nothing to say of a database in memory: each is new.
+ */
+export function newDatabaseNote(database: DatabaseConfig): string | undefined {
+  if (database.kind === 'pglite' && database.dataDir === ':memory:') return undefined;
+  const where =
+    database.kind === 'pglite'
+      ? `the embedded database in ${database.dataDir} (EWA_DATA_DIR)`
+      : `${postgresName(database.url)}${database.schema ? `, schema ${database.schema}` : ''} (DATABASE_URL${database.schema ? ', EWA_DB_SCHEMA' : ''})`;
+  return (
+    `ewa: ${where} was empty, and now has only the tables this command made in it. A server's database is another ` +
+    'one unless this command is given the same settings as the server.'
+  );
+}
+
+/** A PostgreSQL URL's database and host, without its user or password. */
+function postgresName(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const name = decodeURIComponent(parsed.pathname.slice(1));
+    return `PostgreSQL database ${name || '(the default)'} on ${parsed.host || 'the local socket'}`;
+  } catch {
+    return 'the PostgreSQL database';
   }
 }

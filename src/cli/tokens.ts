@@ -41,6 +41,14 @@ export const tokensIssueCommand: Command = {
           scopes,
         });
         writeLine(context.stdout, flags.json ? JSON.stringify(response) : response.access_token);
+        // Run in a process of its own, the token is for the URLs of this command's settings, which may not be the
+        // server's: it would then be refused as any token of another server is, and that answer names no cause.
+        if (!context.database)
+          writeLine(
+            context.stderr,
+            `ewa tokens issue: issued by ${config.auth.publicUrl} (EWA_AUTH_URL) for ${config.api.publicUrl} ` +
+              '(EWA_BASE_URL); a server whose URLs are other refuses it.',
+          );
         return 0;
       },
       config,
