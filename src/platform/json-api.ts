@@ -99,12 +99,14 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
         if (twice !== undefined) return done(duplicateRefused(invalid, twice));
         const lossy = lossyNumber(text);
         if (!lossy) return done(null, value);
-        const sent = lossy.source.length > 40 ? `${lossy.source.slice(0, 40)}…` : lossy.source;
+        // Digits in full: from 1e21 on, a double prints with an exponent, and 1e308 read as 1e+308 looks unchanged.
+        const read = Math.abs(lossy.value) >= 1e21 ? BigInt(lossy.value).toString() : String(lossy.value);
         done(
           new AppError(invalid, {
             detail:
-              `${lossy.pointer || 'The body'} is ${sent}, more digits than a JSON number keeps: it would be read ` +
-              `as ${lossy.value}. Send the exact value; amounts are whole numbers of minor units.`,
+              `${lossy.pointer || 'The body'} is ${shortened(lossy.source)}, more digits than a JSON number ` +
+              `keeps: it would be read as ${shortened(read)}. Send the exact value; amounts are whole numbers of ` +
+              'minor units.',
             source: { pointer: lossy.pointer },
           }),
         );
@@ -260,3 +262,8 @@ function hasBody(request: FastifyRequest): boolean {
 }
 
 export const jsonApiPlugin = fp(jsonApi, { name: 'json-api', fastify: '5.x' });
+
+/** A number as text, its first 40 characters when longer. */
+function shortened(number: string): string {
+  return number.length > 40 ? `${number.slice(0, 40)}…` : number;
+}

@@ -432,6 +432,8 @@ test('an amount with more digits than a JSON number keeps is refused as sent, no
     ['499.9999999999999999999', 500],
     ['2000.000000000000001', 2000],
     ['9007199254740993', 9007199254740992],
+    // Read as a double near it, which JavaScript prints as 1e+308: the digits it would be are shown.
+    ['1e308', '1000000000000000010979063629440455417404…'],
   ] as const) {
     const before = await moneyFootprint(app, worker);
     const response = await app.api.inject({
