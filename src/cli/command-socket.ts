@@ -105,6 +105,9 @@ async function answer(
     return refuse(400, (error as Error).message);
   }
   response.writeHead(200, { 'content-type': 'application/x-ndjson' });
+  // Sent now, not with the first line of output: the caller waits for an answer a short while only, and a command
+  // may be silent for longer (loading its module, its first batch) while it runs on.
+  response.flushHeaders();
   const send = (line: CommandOutput) => {
     if (!response.destroyed) response.write(`${JSON.stringify(line)}\n`);
   };
