@@ -40,14 +40,19 @@ export function parseFlags(command: Command, argv: string[]): { flags: Flags; po
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: withNegativeValues(command, argv),
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       allowPositionals: command.allowPositionals ?? false,
       strict: true,
       tokens: true,
     });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    const { code, message } = error as NodeJS.ErrnoException;
+    const unknown = /^Unknown option '([^']+)'/.exec(message);
+    // parseArgs' own text goes on to quote a `--` form, for positionals, that no command here takes.
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown)
+      throw new UsageError(`unknown flag ${unknown[1]}.`);
+    throw new UsageError(message);
   }
   // parseArgs keeps the last of a flag given twice: `--org A --org B` would act on B alone, without a word.
   const given = new Set<string>();
@@ -57,6 +62,24 @@ export function parseFlags(command: Command, argv: string[]): { flags: Flags; po
     given.add(token.name);
   }
   return { flags: parsed.values as Flags, positionals: parsed.positionals };
+}
+
+/**
+ * `--flag -500` as `--flag=-500`: parseArgs takes a value that starts with a dash for a flag and refuses it as
+ * ambiguous, and its message names no rule. Given its value, the flag's own check says what it takes.
+ */
+function withNegativeValues(command: Command, argv: readonly string[]): string[] {
+  const args: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    const next = argv[index + 1];
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : undefined;
+    if (name && command.options[name]?.type === 'string' && next !== undefined && /^-[\d.]/.test(next)) {
+      args.push(`${arg}=${next}`);
+      index++;
+    } else args.push(arg);
+  }
+  return args;
 }
 
 /**

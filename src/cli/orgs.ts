@@ -15,7 +15,7 @@ import {
   PRODUCTS,
   setOrganizationPolicy,
 } from '../operator/organizations.ts';
-import { type Command, type Flags, UsageError, uuidValue, writeLine } from './command.ts';
+import { type Command, type Flags, positiveInteger, UsageError, uuidValue, writeLine } from './command.ts';
 import { withMigratedDatabase } from './open-database.ts';
 
 const flagOf = (key: keyof OrganizationPolicy) => POLICY_FIELDS[key].name.replaceAll('_', '-');
@@ -44,13 +44,23 @@ function policyChangeOf(flags: Flags): PolicyChange {
     const text = flags[flagOf(key)];
     if (typeof text !== 'string') continue;
     const { kind } = POLICY_FIELDS[key];
-    if ((kind.type === 'integer' || kind.type === 'fee') && /^\d{1,16}$/.test(text))
-      change[key] = Number(text);
-    else if (kind.type === 'fee' && text === 'none') change[key] = null;
+    if (kind.type === 'fee') change[key] = feeOf(flagOf(key), text, kind.max);
+    else if (kind.type === 'integer' && /^\d{1,16}$/.test(text)) change[key] = Number(text);
     else if (kind.type === 'boolean' && (text === 'true' || text === 'false')) change[key] = text === 'true';
     else change[key] = text;
   }
   return change;
+}
+
+/** A fee flag's value: `none` (not offered; the API's null) or minor units, checked here to be told in the CLI's words. */
+function feeOf(flag: string, text: string, max: number): number | null {
+  if (text === 'none') return null;
+  const minor = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(minor <= max))
+    throw new UsageError(
+      `--${flag} must be none (not offered) or a whole number of minor units from 0 to ${max} (got "${text.slice(0, 40)}").`,
+    );
+  return minor;
 }
 
 function organizationJson(organization: Organization) {
@@ -127,8 +137,9 @@ const list: Command = {
     const number = (flag: 'offset' | 'limit') => {
       const text = flags[flag];
       if (text === undefined) return undefined;
+      if (flag === 'limit') return positiveInteger(flag, text, ORGANIZATIONS_PAGE_MAX);
       if (typeof text !== 'string' || !/^\d{1,9}$/.test(text)) {
-        throw new UsageError(`--${flag} must be a whole number (got "${String(text)}").`);
+        throw new UsageError(`--${flag} must be a whole number from 0 (got "${String(text).slice(0, 40)}").`);
       }
       return Number(text);
     };

@@ -25,7 +25,22 @@ test('help: ewa --help lists every command, each command has --help', async () =
 test('unknown commands, unknown flags and bad values exit 2 with a clear message', async () => {
   const cases: [string[], RegExp][] = [
     [['bogus'], /unknown command "bogus"/],
-    [['migrate', '--force'], /ewa migrate: Unknown option '--force'/],
+    [['migrate', '--force'], /^ewa migrate: unknown flag --force\.\n/],
+    // A negative value is the flag's value, checked by its own rule, not a flag parseArgs calls ambiguous.
+    [
+      ['orgs', 'list', '--offset', '-1'],
+      /^ewa orgs list: --offset must be a whole number from 0 \(got "-1"\)/,
+    ],
+    [
+      ['orgs', 'list', '--limit', '0'],
+      /^ewa orgs list: --limit must be a whole number from 1 to 1000 \(got "0"\)/,
+    ],
+    [['seed', '--people', '-5'], /^ewa seed: --people must be a whole number from 1 to 1000000 \(got "-5"\)/],
+    // A fee not offered is `none` on the command line (null in the API), and the message says so.
+    [
+      ['orgs', 'set-policy', '6f1c2a4e-0b7d-4c1e-9a35-3d2f1e0c0001', '--fee-card-instant-minor', 'null'],
+      /^ewa orgs set-policy: --fee-card-instant-minor must be none \(not offered\) or a whole number of minor units from 0 to \d+ \(got "null"\)/,
+    ],
     [['seed', '--people', '0'], /--people must be a whole number from 1 to 1000000 \(got "0"\)/],
     [['seed', '--people', 'many'], /--people must be a whole number/],
     [['seed', 'extra'], /ewa seed: Unexpected argument 'extra'/],
