@@ -129,7 +129,8 @@ export type ComplaintTransition = keyof typeof TRANSITIONS;
 /**
  * Answers or closes a complaint in one conditional update: the row changes only while its status still allows it,
  * so of two transitions sent at once (two operators, two processes) the second finds the first's status and is
- * refused, never written over it. A refusal says which status the complaint has.
+ * refused, never written over it; a close that finds an answer made meanwhile closes it at or after that answer.
+ * A refusal says which status the complaint has.
  */
 export async function moveComplaint(
   db: Db,
@@ -139,9 +140,12 @@ export async function moveComplaint(
   now: Date,
 ): Promise<Complaint> {
   const { to, from, text: column, at } = TRANSITIONS[transition];
+  // `now` is read before the row's lock is had: an answer that committed while this close waited for it may carry a
+  // later instant. The close comes after it, so it is recorded no earlier than it.
+  const instant = sql<Date>`greatest(${now}::timestamptz, answered_at, opened_at)`;
   const moved = await db
     .updateTable('complaints')
-    .set({ status: to, [column]: text, [at]: now })
+    .set({ status: to, [column]: text, [at]: instant })
     .where('id', '=', id)
     .where('status', 'in', [...from])
     .where('opened_at', '<=', now)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
+import { moveComplaint } from '../../src/complaints/complaint-store.ts';
 import { FIXED_NOW } from '../helpers/build-test-app.ts';
 import { createOrganization } from '../helpers/factories.ts';
 import { createPaidWorker, firstError } from '../helpers/money.ts';
@@ -91,6 +92,41 @@ test('a complaint is opened, answered and closed; a transition its status does n
     [direct.json().data.attributes.answered_at, direct.json().data.attributes.status],
     [null, 'CLOSED'],
   );
+});
+
+test('a close whose clock was read before an answer committed closes at the answer, never before it', async (t) => {
+  const { app, clock, call } = await operatorApp(t);
+  const organizationId = await createOrganization(app);
+  const opened = await call(
+    'POST',
+    '/admin/complaints',
+    opening({ organization_id: organizationId, state: 'SC', channel: 'EMAIL', summary: 'Race.' }),
+  );
+  assert.equal(opened.statusCode, 201, opened.body);
+  const { id } = opened.json().data;
+  clock.now = new Date(FIXED_NOW.getTime() + 60_000);
+  const answered = await call(
+    'PATCH',
+    `/admin/complaints/${id}`,
+    change({ status: 'ANSWERED', answer: 'Answered.' }),
+  );
+  assert.equal(answered.statusCode, 200, answered.body);
+  // Two processes: the close read its clock 5 ms before the answer's, then waited for the answer's row lock.
+  const closeClock = new Date(clock.now.getTime() - 5);
+  const closed = await moveComplaint(app.database.db, id, 'close', 'Closed.', closeClock);
+  assert.deepEqual(
+    [closed.status, closed.answer, closed.resolution, closed.closed_at],
+    ['CLOSED', 'Answered.', 'Closed.', clock.now.toISOString()],
+  );
+  // A close from OPEN, or after an earlier answer, keeps its own instant.
+  const later = new Date(clock.now.getTime() + 1_000);
+  const other = await call(
+    'POST',
+    '/admin/complaints',
+    opening({ organization_id: organizationId, state: 'SC', channel: 'EMAIL', summary: 'Other.' }),
+  );
+  const direct = await moveComplaint(app.database.db, other.json().data.id, 'close', 'Withdrawn.', later);
+  assert.equal(direct.closed_at, later.toISOString());
 });
 
 test('the complaints list: newest first, paginated, filtered by state and status', async (t) => {
