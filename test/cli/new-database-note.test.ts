@@ -15,17 +15,8 @@ test('a command that finds its database empty says which one it made, once', asy
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const env = { EWA_DATA_DIR: join(dir, 'data') };
   const person = '0b4e7d1a-5c2f-4e8b-8d1c-7a9e2f3b0001';
-  const first = await ewa(
-    env,
-    'tokens',
-    'issue',
-    '--person',
-    person,
-    '--client',
-    'x',
-    '--scopes',
-    'user:read',
-  );
+  const argv = ['tokens', 'issue', '--person', person, '--client', 'x', '--scopes', 'user:read'];
+  const first = await ewa(env, ...argv);
   assert.equal(first.code, 1);
   assert.equal(
     first.stderr,
