@@ -24,12 +24,15 @@ const POLICY_OPTIONS = Object.fromEntries(
   POLICY_KEYS.map((key) => [flagOf(key), { type: 'string' as const }]),
 );
 
+/** The longest field name sets the column, so that every value starts at the same place. */
+const POLICY_NAME_WIDTH = Math.max(...POLICY_KEYS.map((key) => POLICY_FIELDS[key].name.length));
+
 const POLICY_HELP = [
   'Policy flags (each optional; the field names of the admin API, with dashes):',
   // The admin API's null is `none` on the command line.
   ...POLICY_KEYS.map(
     (key) =>
-      `  --${flagOf(key).padEnd(32)} ${POLICY_FIELDS[key].description.replace('null: not offered', 'none: not offered')}`,
+      `  --${flagOf(key).padEnd(POLICY_NAME_WIDTH)} ${POLICY_FIELDS[key].description.replace('null: not offered', 'none: not offered')}`,
   ),
   'Money is in minor units (500 = $5.00); rates in basis points (5000 = 50 %); a fee of "none" is not offered.',
 ].join('\n');
@@ -81,7 +84,7 @@ function describe(organization: Organization): string {
     ...lines,
     'policy',
     ...Object.entries(policy).map(
-      ([name, value]) => `  ${name.padEnd(32)} ${value === null ? 'not offered' : value}`,
+      ([name, value]) => `  ${name.padEnd(POLICY_NAME_WIDTH)} ${value === null ? 'not offered' : value}`,
     ),
   ].join('\n');
 }

@@ -7,8 +7,9 @@ export interface Progress {
 }
 
 /**
- * A bar on a terminal; on a pipe or in CI, a plain line every tenth of the way, so logs stay readable. Progress
- * goes to standard error so that `--json` output on standard output stays clean.
+ * A bar on a terminal; on a pipe or in CI, a plain line each time another tenth of the way is crossed, so logs stay
+ * readable. The line says the share actually done (a batch can cross a tenth by much), rounded down so that 100 %
+ * means finished. Progress goes to standard error so that `--json` output on standard output stays clean.
  */
 export function startProgress(context: CliContext, label: string, total: number): Progress {
   if (context.stderr.isTTY) {
@@ -28,7 +29,8 @@ export function startProgress(context: CliContext, label: string, total: number)
       const tenth = Math.floor((done / Math.max(total, 1)) * 10);
       if (tenth > lastTenth) {
         lastTenth = tenth;
-        context.stderr.write(`${label}: ${done}/${total} (${tenth * 10}%)\n`);
+        const percent = total > 0 ? Math.floor((done * 100) / total) : 100;
+        context.stderr.write(`${label}: ${done}/${total} (${percent}%)\n`);
       }
     },
     stop() {},

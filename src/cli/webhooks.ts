@@ -39,8 +39,9 @@ function withWebhooks(
     try {
       return await work(webhooks, opened);
     } catch (error) {
+      // The operator sees every endpoint: the service's "visible to this caller" is for partners and /admin.
       if (error instanceof EndpointNotFound)
-        throw new AppError('RECORD_NOT_FOUND', { detail: error.message });
+        throw new AppError('RECORD_NOT_FOUND', { detail: `No webhook endpoint ${error.endpointId}.` });
       throw error;
     }
   });

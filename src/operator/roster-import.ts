@@ -152,7 +152,8 @@ class RosterImport {
       this.#header = parseRosterHeader(record.fields, record.line);
       if (!this.#target && !this.#header.has('organization_id')) {
         throw new InputError(
-          'The roster names no organization: add an organization_id column, or name the organization of the import.',
+          // Only the CLI imports without naming the organization (the admin API's path always names one).
+          'The roster names no organization: add an organization_id column, or name it with --organization ID.',
           { field: 'organization_id' },
         );
       }

@@ -82,6 +82,13 @@ test('orgs: create, list, show and set-policy; a bad value exits 2 naming the fi
   assert.equal(shown.code, 0);
   assert.match(shown.stdout, /access_rate_bp\s+6000/);
   assert.match(shown.stdout, /fee_card_instant_minor\s+not offered/);
+  const valueColumns = new Set(
+    shown.stdout
+      .split('\n')
+      .map((line) => /^( {2}[a-z_]+ +)\S/.exec(line)?.[1]?.length)
+      .filter((column) => column !== undefined),
+  );
+  assert.equal(valueColumns.size, 1, `every policy value starts in one column:\n${shown.stdout}`);
 
   const tooHighFee = await ewa(
     env,
@@ -324,7 +331,10 @@ test('people import: a wrong header, a missing file or an unknown organization w
   assert.match(nowhere.stderr, /No organization /);
   const unnamed = await ewa(env, 'people', 'import', good);
   assert.equal(unnamed.code, 2);
-  assert.match(unnamed.stderr, /names no organization: add an organization_id column/);
+  assert.match(
+    unnamed.stderr,
+    /names no organization: add an organization_id column, or name it with --organization ID\./,
+  );
   const jobs = await inDatabase(env, (db) => db.selectFrom('jobs').select('id').execute());
   assert.equal(jobs.length, 0);
 });

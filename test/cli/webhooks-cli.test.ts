@@ -78,7 +78,7 @@ test('ewa webhooks: add, list, test, deliveries, redeliver, disable/enable, rota
       /unknown types \(nope\)/,
     ],
     [['webhooks', 'remove', 'nope'], 2, /ENDPOINT_ID must be a UUID \(got "nope"\)/],
-    [['webhooks', 'remove', ZERO_ID], 1, /No webhook endpoint 0{8}-/],
+    [['webhooks', 'remove', ZERO_ID], 1, /No webhook endpoint 0{8}-0{4}-4000-8000-0{12}\.\n$/],
     [
       ['webhooks', 'redeliver', '--endpoint', endpoint.id, '--from', 'yesterday', '--to', 'now'],
       2,
