@@ -228,7 +228,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
   });
   await api.register(errorsPagePlugin);
   await api.register(probeRoutes, { readiness });
-  await api.register(healthRoutes, { database: deps.database, dbTimeoutMs: config.healthDbTimeoutMs });
+  await api.register(healthRoutes, {
+    database: deps.database,
+    dbTimeoutMs: config.healthDbTimeoutMs,
+    baseUrl: config.api.publicUrl,
+  });
   await api.register(organizationRoutes, { db, baseUrl: config.api.publicUrl });
   await api.register(adminRoutes, {
     db,

@@ -13,8 +13,9 @@ export const INSTANT_MIN = new Date('0001-01-01T00:00:00.000Z');
 export const INSTANT_MAX = new Date('9999-12-31T23:59:59.999Z');
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+// RFC 3339 lets the T and the Z be lower case.
 const INSTANT =
-  /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))?)?$/;
+  /^(\d{4}-\d{2}-\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)?$/;
 
 /** A day YYYY-MM-DD that is on the calendar, years 0001 to 9999: 2026-02-30 and 2026-13-01 are not. */
 export function isCalendarDay(text: unknown): boolean {
@@ -41,8 +42,10 @@ export interface InstantForm {
 
 /**
  * The instant the text names, or undefined when it is not one: a day that does not exist, an hour past 23, a
- * minute or second past 59 (Date has no leap second), an offset past ±23:59, a form the field does not take, or an
- * instant outside INSTANT_MIN..INSTANT_MAX once in UTC. Fractions of a second past milliseconds are dropped.
+ * minute past 59, a second past 59 but for a leap second, an offset past ±23:59, a form the field does not take, or
+ * an instant outside INSTANT_MIN..INSTANT_MAX once in UTC. Fractions of a second past milliseconds are dropped. A
+ * leap second (second 60, RFC 3339) is taken only at 23:59 UTC, where leap seconds are inserted, and read as the
+ * instant after it, midnight: Date has no leap second, and nothing here happens between the two.
  */
 export function parseInstant(text: unknown, form: InstantForm = {}): Date | undefined {
   if (typeof text !== 'string') return undefined;
@@ -53,11 +56,18 @@ export function parseInstant(text: unknown, form: InstantForm = {}): Date | unde
   if (hour === undefined && !form.bareDay) return undefined;
   const zoned = z !== undefined || sign !== undefined;
   if (hour !== undefined && !zoned && !form.utcWithoutOffset) return undefined;
-  if (Number(hour ?? 0) > 23 || Number(minute ?? 0) > 59 || Number(second ?? 0) > 59) return undefined;
+  const leap = second === '60';
+  if (Number(hour ?? 0) > 23 || Number(minute ?? 0) > 59 || (Number(second ?? 0) > 59 && !leap))
+    return undefined;
   if (Number(offsetHour ?? 0) > 23 || Number(offsetMinute ?? 0) > 59) return undefined;
-  const time = `${hour ?? '00'}:${minute ?? '00'}:${second ?? '00'}.${(fraction ?? '').padEnd(3, '0').slice(0, 3)}`;
+  const shownSecond = leap ? '59' : (second ?? '00');
+  const time = `${hour ?? '00'}:${minute ?? '00'}:${shownSecond}.${(fraction ?? '').padEnd(3, '0').slice(0, 3)}`;
   const offset = sign === undefined ? 'Z' : `${sign}${offsetHour}:${offsetMinute}`;
-  const instant = new Date(`${day}T${time}${offset}`);
+  let instant = new Date(`${day}T${time}${offset}`);
+  if (leap) {
+    if (instant.getUTCHours() !== 23 || instant.getUTCMinutes() !== 59) return undefined;
+    instant = new Date(instant.getTime() - instant.getUTCMilliseconds() + 1000);
+  }
   if (Number.isNaN(instant.getTime()) || instant < INSTANT_MIN || instant > INSTANT_MAX) return undefined;
   return instant;
 }

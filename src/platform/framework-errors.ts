@@ -18,8 +18,8 @@ import { traceIdOf } from './request-id.ts';
 
 /**
  * How long a path segment may be before the router refuses it. Higher than any request line Node reads (16 KiB
- * with the headers), so that a long id always reaches its route and is refused there, by its own schema, with a
- * 400 that names the parameter.
+ * with the headers), so that a long id always reaches its route and is answered there as a malformed id of any
+ * length is (on the REST API, 404 RECORD_NOT_FOUND).
  */
 export const PATH_PARAM_LENGTH_MAX = 16_384;
 
@@ -89,6 +89,8 @@ function answerFrameworkError(
   reply
     .code(appError.status)
     .header('X-Request-Id', request.id)
+    // Set here: the listener's onSend hooks do not run for an answer given before routing.
+    .header('Cache-Control', 'no-store')
     .type(options.mediaType)
     .serializer(JSON.stringify)
     .send(body);
@@ -199,6 +201,7 @@ function answerConnectionError(
       `Content-Type: ${mediaType}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
+      'Cache-Control: no-store\r\n' +
       Object.entries(appError.headers ?? {})
         .map(([name, value]) => `${name}: ${value}\r\n`)
         .join('') +

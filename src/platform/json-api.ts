@@ -172,7 +172,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request.routeOptions.config?.schemaErrorCodes);
     logServerFailure(request.log, appError, error, 'request failed');
-    sendError(request, reply, appError, options.baseUrl);
+    sendErrorDocument(request, reply, appError, options.baseUrl);
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -186,7 +186,7 @@ async function jsonApi(app: FastifyInstance, options: JsonApiOptions): Promise<v
             headers: { Allow: allowed.join(', ') },
           })
         : new AppError('NOT_FOUND', { detail: `No resource matches ${request.method} ${path}.` });
-    sendError(request, reply, error, options.baseUrl);
+    sendErrorDocument(request, reply, error, options.baseUrl);
   });
 }
 
@@ -199,7 +199,13 @@ export function errorDocumentFor(request: FastifyRequest, error: AppError, baseU
   });
 }
 
-function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError, baseUrl: string): void {
+/** Writes an error as the error handler does; for a route that answers a failure without throwing it. */
+export function sendErrorDocument(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: AppError,
+  baseUrl: string,
+): FastifyReply {
   const body = errorDocumentFor(request, error, baseUrl);
   if (
     (error.code === 'INVALID_TOKEN' || error.code === 'UNAUTHORIZED') &&
@@ -208,7 +214,7 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError
     reply.header('WWW-Authenticate', 'Bearer');
   }
   if (error.headers) reply.headers(error.headers);
-  reply.code(error.status).type(JSON_API_MEDIA).serializer(JSON.stringify).send(body);
+  return reply.code(error.status).type(JSON_API_MEDIA).serializer(JSON.stringify).send(body);
 }
 
 /** What a route reads, writes, and writes its errors in. */

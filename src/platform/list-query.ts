@@ -63,8 +63,9 @@ export function readListQuery(
   fields: FilterQueryFields,
 ): ListQuery {
   const filters = parseFilters(query, spec);
+  // The description's example of the free-form filter is empty: `filter=` filters nothing.
   const filter =
-    typeof query.filter === 'string'
+    typeof query.filter === 'string' && query.filter !== ''
       ? checkedValues(parseFilterQuery(query.filter, fields, resource), spec)
       : undefined;
   return { filters, filter };

@@ -5,11 +5,11 @@ import { AppError } from '../errors/app-error.ts';
 export const UuidString = Type.String({ format: 'uuid' });
 
 /**
- * The id in a path. Any string of sane length is let through to the handler, so that a malformed id is the same
- * 404 RECORD_NOT_FOUND as an id the caller may not see, and reveals nothing.
+ * The id in a path. Any string is let through to the handler, so that a malformed id, however long (the router and
+ * Node's header limit bound it), is the same 404 RECORD_NOT_FOUND as an id the caller may not see, and reveals nothing.
  */
 export function ResourceIdParam<K extends string>(name: K) {
-  return Type.Object({ [name]: Type.String({ maxLength: 64, description: 'A UUID.' }) } as {
+  return Type.Object({ [name]: Type.String({ description: 'A UUID.' }) } as {
     [P in K]: ReturnType<typeof Type.String>;
   });
 }

@@ -19,7 +19,8 @@ const HSTS_MAX_AGE_SECONDS = 31_536_000;
  * `X-Content-Type-Options: nosniff`; a Content-Security-Policy whose `frame-ancestors 'none'` (with
  * `X-Frame-Options: DENY`) keeps every page, above all the sign-in, sign-up and consent pages, out of another
  * site's frames, so that nobody can trick a click on Allow; HSTS in production. On the REST and payments listeners,
- * every answer but the documentation is `Cache-Control: no-store`, since it may carry personal data or a token.
+ * every answer but the documentation (when it is served) is `Cache-Control: no-store`, since it may carry personal
+ * data or a token.
  * Helmet writes on the raw response, so the authorization server's answers (the provider answers on the raw
  * response) carry them too.
  *
@@ -33,7 +34,8 @@ async function securityHeaders(app: FastifyInstance, options: SecurityHeadersOpt
   );
   if (options.listener === 'auth') return; // its pages and the provider's answers say no-store themselves
   app.addHook('onSend', async (request, reply, payload) => {
-    if (!isDocumentation(request)) reply.header('Cache-Control', 'no-store');
+    // An error is about one request (its request id), even on a documentation page.
+    if (reply.statusCode >= 400 || !isDocumentation(request)) reply.header('Cache-Control', 'no-store');
     return payload;
   });
 }

@@ -5,7 +5,7 @@ import type { WebhooksConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { afterSql, fetchSize, type ListOrder, PAGE_KEY, type Page, pageKeySql } from '../db/keyset-page.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
-import { isUuid } from '../domain/uuid.ts';
+import { idAsShown, isUuid } from '../domain/uuid.ts';
 import { InputError, InputRefusedError } from '../errors/input-error.ts';
 import { EVENT_TYPE_NAMES, isWebhookEventType, type WebhookEventType } from './event-types.ts';
 import { isPrivateAddress } from './private-addresses.ts';
@@ -77,7 +77,7 @@ export class EndpointNotFound extends Error {
   override name = 'EndpointNotFound';
   readonly endpointId: string;
   constructor(endpointId: string) {
-    super(`No webhook endpoint ${endpointId} is visible to this caller.`);
+    super(`No webhook endpoint ${idAsShown(endpointId)} is visible to this caller.`);
     this.endpointId = endpointId;
   }
 }

@@ -6,6 +6,7 @@ import { open } from '../../src/crypto/secret-box.ts';
 import { AccountService } from '../../src/resources/accounts/service.ts';
 import { CardTokenKeys } from '../../src/tokenization/card-token.ts';
 import { BASE_URL, buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { referenceFacts } from '../helpers/contract.ts';
 import {
   bankAccountBody,
   createOrganization,
@@ -328,6 +329,7 @@ test('GET /rest/accounts for a person: their own accounts, with the three filter
   };
   const q = encodeURIComponent;
   assert.deepEqual(await list(), [alice.balanceAccountId, checking, savings].sort());
+  assert.deepEqual(await list('?filter='), await list(), 'an empty free-form filter filters nothing');
   assert.deepEqual(await list(`?${q('filter[account_type]')}=DEPOSITORY`), [checking, savings].sort());
   assert.deepEqual(await list(`?${q('filter[account_type]')}=EARNINGS_BALANCE`), [alice.balanceAccountId]);
   assert.deepEqual(await list(`?${q('filter[subtype]')}=SAVINGS`), [savings]);
@@ -341,6 +343,18 @@ test('GET /rest/accounts for a person: their own accounts, with the three filter
     "another person's filter finds nothing",
   );
   assert.deepEqual(await list(`?${q('filter[account_type]')}=CARD&${q('filter[subtype]')}=CHECKING`), []);
+  const subtypeFilter = referenceFacts().components.parameters!['filter.account_subtype'] as {
+    schema: { codeNames: string[] };
+  };
+  for (const subtype of subtypeFilter.schema.codeNames) {
+    const expected =
+      { ODP: [alice.balanceAccountId], CHECKING: [checking], SAVINGS: [savings] }[subtype] ?? [];
+    assert.deepEqual(
+      await list(`?${q('filter[subtype]')}=${subtype}`),
+      expected,
+      `every subtype the description names may be filtered on (${subtype})`,
+    );
+  }
   assert.deepEqual(
     await list(`?filter=${q('subtype:"SAVINGS" OR account_type:"EARNINGS_BALANCE"')}`),
     [alice.balanceAccountId, savings].sort(),

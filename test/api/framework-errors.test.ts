@@ -64,17 +64,19 @@ test('a path that is not valid percent-encoding is a 400 error document on every
   assert.equal(line?.status, 400);
 });
 
-test('a path id of any length reaches its route and is refused there, naming the parameter', async (t) => {
+test('a path id of any length reaches its route and is not found there, as any id that is not a UUID', async (t) => {
   const app = await buildTestApp(t);
   const organizationId = await createOrganization(app);
   const worker = await createWorker(app, organizationId);
   const token = await workerToken(app, worker.personId);
-  for (const length of [101, 1_000, 8_000]) {
+  for (const length of [64, 65, 101, 1_000, 8_000]) {
     const response = await app.api.inject({
       url: `/rest/accounts/${'a'.repeat(length)}`,
       headers: { authorization: `Bearer ${token}` },
     });
-    assertErrorAnswer(response, 400, 'INVALID_PARAMETERS', { source: { parameter: 'account_id' } });
+    const { detail } = assertErrorAnswer(response, 404, 'RECORD_NOT_FOUND');
+    // The id is shown whole when it is id-sized, cut short when it is not.
+    assert.equal(detail, `No account ${'a'.repeat(64)}${length > 64 ? '…' : ''} is visible to this token.`);
     const admin = await app.api.inject({ url: `/admin/organizations/${'b'.repeat(length)}/jobs` });
     assert.ok(admin.statusCode >= 400 && admin.statusCode < 500, admin.body);
     assert.equal(admin.headers['content-type'], JSON_API);

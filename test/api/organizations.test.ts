@@ -82,6 +82,11 @@ test('the deprecated filter: exact, partial, AND, OR and parentheses', async (t)
   assert.deepEqual(await ids(`(name~"Acme" OR name~"Acorn") AND name:"Acorn Foods ${tag}"`), [acorn]);
   assert.deepEqual(await ids('name~"Zenith"'), [], 'other tenants stay out of filters too');
   assert.deepEqual(await ids('name~"100%_"'), [], '% and _ are literal');
+  assert.deepEqual(
+    await ids(''),
+    [acme, acorn],
+    "an empty filter, the description's example, filters nothing",
+  );
 });
 
 test('bad filters are clear 400s naming the problem', async (t) => {
@@ -92,7 +97,7 @@ test('bad filters are clear 400s naming the problem', async (t) => {
     ['name:"A" AND', 'INVALID_FILTER_QUERY', /Expected a field name at the end/],
     ['(name:"A"', 'INVALID_FILTER_QUERY', /Expected \)/],
     ['name:"A" name:"B"', 'INVALID_FILTER_QUERY', /Expected AND, OR or the end/],
-    ['', 'INVALID_FILTER_QUERY', /empty/],
+    ['  ', 'INVALID_FILTER_QUERY', /empty/],
     ['city:"Paris"', 'INVALID_FILTER_FIELD', /by name only, not city/],
   ];
   for (const [filter, code, detail] of cases) {

@@ -75,6 +75,7 @@ function checkErrorDocument(answer: Answer, mediaType: string): void {
   );
   const requestId = header(answer, 'x-request-id');
   assert.ok(requestId, 'no X-Request-Id header');
+  assert.equal(header(answer, 'cache-control'), 'no-store', 'no Cache-Control: no-store');
   if (answer.method === 'HEAD') return;
   const document = parseJson(answer) as { errors?: unknown };
   assert.ok(
@@ -141,7 +142,7 @@ export function checkAnswer(answer: Answer, shape: Shape): void {
 
 /** The answer in a few lines, for a failure message. */
 export function describeAnswer(answer: Answer): string {
-  const headers = ['content-type', 'x-request-id', 'allow', 'www-authenticate']
+  const headers = ['content-type', 'cache-control', 'x-request-id', 'allow', 'www-authenticate']
     .filter((name) => answer.headers[name] !== undefined)
     .map((name) => `${name}: ${answer.headers[name]}`)
     .join('; ');

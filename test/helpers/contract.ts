@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { CARD_PROGRAM_SUBTYPE } from '../../src/domain/account-values.ts';
 import { CARD_PRODUCT_KEY } from '../../src/resources/people/serialize.ts';
 
 /**
@@ -14,7 +15,10 @@ export const REFERENCE_FACTS = join(import.meta.dirname, '..', 'contract', 'refe
 const REFERENCE_ID = 'reference-facts.json';
 
 /** The facts name the product by placeholder; where the server sends such a name, the name it sends. */
-const PLACEHOLDERS: Record<string, string> = { '{brand}_card': CARD_PRODUCT_KEY };
+const PLACEHOLDERS: Record<string, string> = {
+  '{brand}_card': CARD_PRODUCT_KEY,
+  '{BRAND}': CARD_PROGRAM_SUBTYPE,
+};
 
 export interface ReferenceFacts {
   paths: Record<string, Record<string, unknown>>;

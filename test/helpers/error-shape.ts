@@ -14,8 +14,8 @@ interface AnswerLike {
 
 /**
  * Fails unless an answer is one error document of the listener's shape: the status, the media type, one error with
- * status, code, detail, links.about and meta.request_id equal to the X-Request-Id header; and the source, if given.
- * Returns the error object.
+ * status, code, detail, links.about and meta.request_id equal to the X-Request-Id header; `Cache-Control: no-store`
+ * (the REST and card listeners say so of every answer); and the source, if given. Returns the error object.
  */
 export function assertErrorAnswer(
   answer: AnswerLike,
@@ -30,6 +30,7 @@ export function assertErrorAnswer(
     options.mediaType ?? 'application/vnd.api+json',
     context,
   );
+  assert.equal(answer.headers['cache-control'], 'no-store', `no Cache-Control: no-store: ${context}`);
   const requestId = answer.headers['x-request-id'];
   assert.ok(typeof requestId === 'string' && requestId.length > 0, `no X-Request-Id: ${context}`);
   const document = JSON.parse(answer.body) as { errors: Record<string, unknown>[] };

@@ -6,6 +6,7 @@ import { PAGE_KEY } from '../../db/keyset-page.ts';
 import {
   ACCOUNT_SUBTYPES,
   ACCOUNT_TYPES,
+  FILTERABLE_SUBTYPES,
   TRANSFER_SCHEDULES,
   VERIFICATION_STATUSES,
 } from '../../domain/account-values.ts';
@@ -108,7 +109,7 @@ interface AccountCreateDocument {
 const FILTERS: FilterSpec = {
   'person.id': { type: 'uuid' },
   account_type: { type: { enum: ACCOUNT_TYPES } },
-  subtype: { type: { enum: ACCOUNT_SUBTYPES } },
+  subtype: { type: { enum: FILTERABLE_SUBTYPES } },
 };
 
 const LIST: RestList = { name: 'Accounts', filters: FILTERS, filterFields: ACCOUNT_FILTER_FIELDS };

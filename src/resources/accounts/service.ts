@@ -7,6 +7,7 @@ import { lockPeople } from '../../db/lock-order.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { CREATABLE_SUBTYPES } from '../../domain/account-values.ts';
 import { isAbaRoutingNumber, maskNumber, UAT_ROUTING_NUMBER } from '../../domain/routing-number.ts';
+import { idAsShown } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { accountBalancesMinor } from '../../ledger/balances.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
@@ -49,7 +50,9 @@ export interface NewAccountRequest {
 }
 
 export function accountNotFound(id: string): AppError {
-  return new AppError('RECORD_NOT_FOUND', { detail: `No account ${id} is visible to this token.` });
+  return new AppError('RECORD_NOT_FOUND', {
+    detail: `No account ${idAsShown(id)} is visible to this token.`,
+  });
 }
 
 export class AccountService {

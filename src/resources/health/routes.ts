@@ -2,13 +2,16 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import packageJson from '../../../package.json' with { type: 'json' };
 import type { Database } from '../../db/database.ts';
-import { serviceUnavailable } from '../../errors/service-unavailable.ts';
+import { AppError } from '../../errors/app-error.ts';
+import { sendErrorDocument } from '../../platform/json-api.ts';
 import { JSON_MEDIA } from '../../platform/media-types.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 
 export interface HealthRoutesOptions {
   database: Database;
   dbTimeoutMs: number;
+  /** The REST API's public URL, for the error document's links. */
+  baseUrl: string;
 }
 
 const HealthSchema = Type.Object({
@@ -18,7 +21,7 @@ const HealthSchema = Type.Object({
 
 export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
   app,
-  { database, dbTimeoutMs },
+  { database, dbTimeoutMs, baseUrl },
 ) => {
   app.get(
     '/rest/health',
@@ -29,19 +32,23 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (
         tags: ['Health'],
         summary: 'Whether the API and its database answer',
         description:
-          '200 when the API and its database answer; 503 SERVICE_UNAVAILABLE, with Retry-After, when the database ' +
-          'does not answer in time, so that a load balancer takes this process out of rotation.',
+          '200 when the API and its database answer; 500 UNEXPECTED_ERROR when the database does not answer in ' +
+          'time (load balancers: GET /readyz, which answers 503).',
         security: [{ oauth_client_credentials_token: ['health:read'] }],
         response: { 200: HealthSchema, ...errorResponses(401, 403, 406, 500) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       try {
         await database.ping(dbTimeoutMs);
       } catch (error) {
-        // Its cause, in one line: a load balancer's probes would write a stack every few seconds while it lasts.
+        // Its cause, in one line: a monitor's probes would write a stack every few seconds while it lasts. So the
+        // answer is written here rather than thrown: the error handler logs every 500 as an error with its stack.
         request.log.warn({ reason: (error as Error)?.message }, 'health check: database did not answer');
-        throw serviceUnavailable('The database did not answer in time.', error);
+        const unreachable = new AppError('UNEXPECTED_ERROR', {
+          detail: 'The database did not answer in time.',
+        });
+        return sendErrorDocument(request, reply, unreachable, baseUrl);
       }
       return { status: 'UP' as const, version: packageJson.version };
     },

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { lockPeople } from '../../db/lock-order.ts';
 import { withTransaction } from '../../db/transaction.ts';
-import { isUuid } from '../../domain/uuid.ts';
+import { idAsShown, isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import { findActiveAccountOfPerson } from '../accounts/store.ts';
@@ -14,7 +14,7 @@ export interface JobUpdate {
 }
 
 export function jobNotFound(id: string): AppError {
-  return new AppError('RECORD_NOT_FOUND', { detail: `No job ${id} is visible to this token.` });
+  return new AppError('RECORD_NOT_FOUND', { detail: `No job ${idAsShown(id)} is visible to this token.` });
 }
 
 export async function readJob(db: Db, caller: Caller, id: string): Promise<JobRow> {

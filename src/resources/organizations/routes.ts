@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
-import { isUuid } from '../../domain/uuid.ts';
+import { idAsShown, isUuid } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { FILTER_QUERY_LENGTH_MAX, parseFilterQuery } from '../../platform/filter-query.ts';
 import {
@@ -11,6 +11,7 @@ import {
   pageLinksSchema,
   pageQueryProperties,
 } from '../../platform/pagination.ts';
+import { ResourceIdParam } from '../../platform/resource-schemas.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import { organizationResource } from './serialize.ts';
 import {
@@ -71,8 +72,9 @@ export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }>
         { baseUrl, path: '/rest/organizations', order: ORGANIZATION_LIST_ORDER },
         (page) =>
           findOrganizationsForClient(db, request.caller!.clientId, {
+            // An empty `filter=` filters nothing, as in every other list.
             filter:
-              filter === undefined
+              filter === undefined || filter === ''
                 ? undefined
                 : parseFilterQuery(filter, ORGANIZATION_FILTER_FIELDS, 'Organizations'),
             page,
@@ -91,7 +93,7 @@ export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }>
         tags: ['Organizations'],
         summary: 'One organization linked to the calling client',
         security: openApiSecurity,
-        params: Type.Object({ organization_id: Type.String({ maxLength: 64 }) }),
+        params: ResourceIdParam('organization_id'),
         response: {
           200: Type.Object({ data: OrganizationResource }),
           ...errorResponses(400, 401, 403, 404, 406, 500),
@@ -104,7 +106,9 @@ export const organizationRoutes: FastifyPluginAsync<{ db: Db; baseUrl: string }>
         ? await findOrganizationForClient(db, request.caller!.clientId, id.toLowerCase())
         : undefined;
       if (!row)
-        throw new AppError('RECORD_NOT_FOUND', { detail: `No organization ${id} is linked to this client.` });
+        throw new AppError('RECORD_NOT_FOUND', {
+          detail: `No organization ${idAsShown(id)} is linked to this client.`,
+        });
       return { data: organizationResource(baseUrl, row) };
     },
   );

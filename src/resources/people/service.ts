@@ -1,12 +1,13 @@
 import type { Db } from '../../db/database.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { isUsState } from '../../domain/us-states.ts';
+import { idAsShown } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { Caller } from '../../platform/access-tokens.ts';
 import { findVisiblePerson, type PersonRow, updatePersonStateOfResidence } from './store.ts';
 
 export function personNotFound(id: string): AppError {
-  return new AppError('RECORD_NOT_FOUND', { detail: `No person ${id} is visible to this token.` });
+  return new AppError('RECORD_NOT_FOUND', { detail: `No person ${idAsShown(id)} is visible to this token.` });
 }
 
 export async function readPerson(db: Db, caller: Caller, id: string): Promise<PersonRow> {

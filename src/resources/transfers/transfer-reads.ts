@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import type { Page } from '../../db/keyset-page.ts';
+import { idAsShown } from '../../domain/uuid.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { TransferView } from '../../money/advances/advance-service.ts';
 import { fundingSourceOf, transferOf } from '../../money/advances/transfer.ts';
@@ -7,7 +8,9 @@ import type { ListQuery } from '../../platform/list-query.ts';
 import { findTransfersOfPerson, readTransferOfPerson } from './store.ts';
 
 export function transferNotFound(id: string): AppError {
-  return new AppError('RECORD_NOT_FOUND', { detail: `No transfer ${id} is visible to this token.` });
+  return new AppError('RECORD_NOT_FOUND', {
+    detail: `No transfer ${idAsShown(id)} is visible to this token.`,
+  });
 }
 
 /**
