@@ -61,3 +61,22 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return typeof message === 'string' && LOST_CONNECTION.test(message);
 }
+
+/**
+ * True when no connection could be had or the session was lost (the server unreachable, restarting, or silent past
+ * the answer deadline): unlike a conflict or a timeout of one statement, running the same work again at once meets
+ * the same wall, and only adds another wait for a connection to the time the request takes to answer.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailableError) return true;
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (
+    typeof code === 'string' &&
+    (/^08[0-9A-Z]{3}$/.test(code) || NETWORK_CODES.has(code) || SHUTDOWN_STATES.has(code))
+  )
+    return true;
+  return typeof message === 'string' && LOST_CONNECTION.test(message);
+}
+
+/** The server ended the session: admin shutdown, crash shutdown, cannot connect now (a restart). */
+const SHUTDOWN_STATES = new Set(['57P01', '57P02', '57P03']);

@@ -95,6 +95,25 @@ export async function readAnswer(runner: Kysely<DB>, request: KeyedRequest): Pro
   return rows[0];
 }
 
+/**
+ * How long a request whose session was lost looks for an answer its transaction may have committed before the loss:
+ * bounded, so that a database that stopped answering does not add another wait for a connection to the request.
+ */
+export const READ_BACK_MS = 1000;
+
+/**
+ * The live answer stored under the request's key, if the database gives it within READ_BACK_MS; undefined when it
+ * does not, or fails. A read still waiting then ends on its own (the pool's connect timeout bounds it).
+ */
+export function readAnswerSoon(runner: Kysely<DB>, request: KeyedRequest): Promise<KeyRow | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, READ_BACK_MS, undefined);
+  });
+  const read = readAnswer(runner, request).catch(() => undefined);
+  return Promise.race([read, late]).finally(() => clearTimeout(timer));
+}
+
 /** The answer could not be stored: a live answer is under the key already. */
 export function isKeyAnswered(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };

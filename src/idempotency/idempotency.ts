@@ -2,9 +2,17 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { DatabaseUnavailableError } from '../db/database-unavailable.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import { answerOf, expiresAt, isKeyAnswered, liveAnswer, readAnswer } from './idempotency-store.ts';
+import {
+  answerOf,
+  expiresAt,
+  isKeyAnswered,
+  liveAnswer,
+  readAnswer,
+  readAnswerSoon,
+} from './idempotency-store.ts';
 import { KeyedBatcher, type KeyedItem } from './keyed-batch.ts';
 import { holdAndRead, rollback, writeAndCommit } from './keyed-transaction.ts';
 import {
@@ -104,8 +112,10 @@ export class IdempotencyKeys {
       });
     } catch (error) {
       if (error instanceof AppError) throw error;
+      // No connection was had: nothing ran, and another wait for one would only double the time to the 503.
+      if (error instanceof DatabaseUnavailableError) throw error;
       // This request was cut off (its session ended, say): if its key was answered, by it or by a retry, answer that.
-      const stored = await readAnswer(this.#db, request).catch(() => undefined);
+      const stored = await readAnswerSoon(this.#db, request);
       if (stored) return answerOf(stored, request);
       throw error;
     }

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { DatabaseUnavailableError, isConnectionLost } from '../db/database-unavailable.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import { answerOf, type HoldRow, liveAnswer, readAnswer } from './idempotency-store.ts';
+import { answerOf, type HoldRow, liveAnswer, readAnswer, readAnswerSoon } from './idempotency-store.ts';
 import { holdAndRead, readsOf, rollback, writeAndCommit } from './keyed-transaction.ts';
 import {
   type IdempotencyOptions,
@@ -42,9 +43,9 @@ class BatchAbandoned extends Error {}
  * share a batch, nor run in two of this process's batches at once: each would read the person's money before the
  * other had taken any. Batches lock their people in the same order as every other money transaction, so they
  * never deadlock with each other. Whatever fails a batch as a whole (a statement error, a conflict one request's
- * checks could not see, a lost connection) rolls it back, and each of its requests then runs alone, where that
- * failure is answered as it would be without batching; a batch that did commit before its connection was lost is
- * found by those runs as stored answers, and replayed.
+ * checks could not see) rolls it back, and each of its requests then runs alone, where that failure is answered as it
+ * would be without batching. A batch that could get or keep no connection is not run again: each request answers the
+ * answer stored under its key if the batch committed before the loss (looked for briefly), or the loss, a 503.
  */
 export class KeyedBatcher {
   readonly #db: Db;
@@ -131,16 +132,38 @@ export class KeyedBatcher {
   async #runBatch(items: readonly KeyedItem[]): Promise<void> {
     const startedMs = performance.now();
     let verdicts: Verdict[] | undefined;
+    let lost: unknown;
     try {
       verdicts = await this.#db.connection().execute((connection) => this.#transaction(connection, items));
-    } catch {
+    } catch (error) {
       verdicts = undefined;
+      if (isConnectionLost(error)) lost = error;
     }
     this.#options.onBatch?.({
       requests: items.length,
       ms: performance.now() - startedMs,
-      outcome: verdicts ? 'committed' : 'ran-alone',
+      outcome: verdicts ? 'committed' : lost ? 'connection-lost' : 'ran-alone',
     });
+    if (lost) {
+      // Alone, each would wait for a connection of a database that just failed to give or keep one: each answers
+      // what the batch committed, if it did before the loss and that can be read at once, or the loss (503).
+      await Promise.all(
+        items.map(async (item) => {
+          // No connection was had at all: the batch never ran, there is nothing to look for.
+          const stored =
+            lost instanceof DatabaseUnavailableError
+              ? undefined
+              : await readAnswerSoon(this.#db, item.request);
+          if (!stored) return item.reject(lost);
+          try {
+            item.resolve(answerOf(stored, item.request));
+          } catch (error) {
+            item.reject(error);
+          }
+        }),
+      );
+      return;
+    }
     if (!verdicts) {
       // The batch as a whole failed and wrote nothing: each request runs alone and meets that failure on its own.
       await Promise.all(items.map((item) => this.#alone(item)));
@@ -185,6 +208,8 @@ export class KeyedBatcher {
         this.#options.ttlMs,
       );
       open = false; // the COMMIT ended the transaction: committed, or rolled back if a statement before it failed
+      // A session lost around the COMMIT may have committed: its requests look for their answers (#runBatch).
+      if (failure !== undefined && isConnectionLost(failure)) throw failure;
       return failure === undefined ? verdicts : undefined;
     } catch (error) {
       if (error instanceof BatchAbandoned) return undefined;

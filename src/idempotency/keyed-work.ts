@@ -27,7 +27,11 @@ export interface IdempotencyOptions {
   /** Transactions of keyed requests (alone or batched) in flight at once in this process. */
   inFlightMax: number;
   /** Told of each batch of two or more requests: how many, how long, and whether it committed. */
-  onBatch?: (batch: { requests: number; ms: number; outcome: 'committed' | 'ran-alone' }) => void;
+  onBatch?: (batch: {
+    requests: number;
+    ms: number;
+    outcome: 'committed' | 'ran-alone' | 'connection-lost';
+  }) => void;
 }
 
 export const keyLocked = () =>

@@ -59,13 +59,13 @@ async function sideSession(t: TestContext, app: TestApp) {
   return client;
 }
 
-test('a pool whose every connection stays in use answers 503 with Retry-After once the wait for one times out', async (t) => {
-  const app = await appWith(t, { EWA_DB_CONNECT_TIMEOUT_MS: '300' });
-  const read = await personRead(app);
-  assert.equal((await read()).statusCode, 200);
-  // Transactions holding every connection (PGlite has one) for longer than the wait for one.
+/**
+ * Transactions holding every connection of the app's pool (PGlite has one) until the returned function is called
+ * (15 s at most), so that a request waits for one until its connect timeout.
+ */
+async function holdEveryConnection(app: TestApp): Promise<() => Promise<void>> {
   const connections = app.config.database.kind === 'postgres' ? app.config.database.poolSize : 1;
-  // Every connection opened first, retried: on a busy host opening one can take longer than the 300 ms wait, which
+  // Every connection opened first, retried: on a busy host opening one can take longer than a short wait, which
   // would fail a holder below instead of the request. Opened ones stay in the pool, idle, for the holders.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -94,16 +94,27 @@ test('a pool whose every connection stays in use answers 503 with Retry-After on
       }),
     ),
   );
-  // Let every holder take its connection before the request asks for one.
+  // Let every holder take its connection before a request asks for one.
   await new Promise((resolve) => setTimeout(resolve, 100));
   const fallback = setTimeout(release, 15_000);
+  return async () => {
+    clearTimeout(fallback);
+    release();
+    await holding;
+  };
+}
+
+test('a pool whose every connection stays in use answers 503 with Retry-After once the wait for one times out', async (t) => {
+  const app = await appWith(t, { EWA_DB_CONNECT_TIMEOUT_MS: '300' });
+  const read = await personRead(app);
+  assert.equal((await read()).statusCode, 200);
+  // Transactions holding every connection (PGlite has one) for longer than the wait for one.
+  const release = await holdEveryConnection(app);
   let answered: Awaited<ReturnType<typeof read>>;
   try {
     answered = await read();
   } finally {
-    clearTimeout(fallback);
-    release();
-    await holding;
+    await release();
   }
   assertServiceUnavailable(answered);
   assert.equal((await read()).statusCode, 200, 'answers again once a connection is free');
@@ -115,6 +126,42 @@ test('a pool whose every connection stays in use answers 503 with Retry-After on
     assert.match(String(line.reason), /no database connection|stayed busy/);
     assert.equal(line.err, undefined);
   }
+});
+
+test('an advance that can get no connection answers 503 after one wait for one, alone or batched', async (t) => {
+  // One advance transaction at a time: the first runs alone, the others wait for it and then share one batch.
+  const app = await appWith(t, {
+    EWA_DB_CONNECT_TIMEOUT_MS: '1000',
+    EWA_TRANSFERS_IN_FLIGHT_MAX: '1',
+    EWA_LOG_LEVEL: 'debug',
+  });
+  const now = new Date();
+  const first = await createPaidWorker(app, { earnedMinor: 40_000, now });
+  const workers = [first];
+  while (workers.length < 4)
+    workers.push(
+      await createPaidWorker(app, { organizationId: first.organizationId, earnedMinor: 40_000, now }),
+    );
+  const release = await holdEveryConnection(app);
+  const started = performance.now();
+  let refused: Awaited<ReturnType<typeof postTransfer>>[];
+  try {
+    refused = await Promise.all(
+      workers.map((worker) => postTransfer(app, worker.token, advanceBody(worker), crypto.randomUUID())),
+    );
+  } finally {
+    await release();
+  }
+  const elapsedMs = performance.now() - started;
+  for (const response of refused) assertServiceUnavailable(response);
+  // The lone advance waits once for a connection, the batch once more; no request of either waits again to look
+  // for an answer or to run alone (which took five waits).
+  const batches = app.logs.flatMap((line) => (line.advanceBatch ? [line.advanceBatch] : []));
+  assert.deepEqual(
+    batches.map((batch) => (batch as { outcome: string }).outcome),
+    ['connection-lost'],
+  );
+  assert.ok(elapsedMs < 3500, `answered after ${Math.round(elapsedMs)} ms, two waits of 1,000 ms`);
 });
 
 test('a table lock held past the lock timeout answers 503 with Retry-After while the lock is still held', {
