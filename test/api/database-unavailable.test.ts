@@ -11,7 +11,7 @@ import { toAppError } from '../../src/errors/to-app-error.ts';
 import { CookieJar } from '../fuzz/auth-world.ts';
 import { buildTestAppOn, type TestApp } from '../helpers/build-test-app.ts';
 import { createOrganization, createWorker, workerToken } from '../helpers/factories.ts';
-import { advanceBody, createPaidWorker, postTransfer } from '../helpers/money.ts';
+import { advanceBody, createPaidWorkers, postTransfer } from '../helpers/money.ts';
 import { onPostgres, POSTGRES_URL, testFileDatabase } from '../helpers/test-database.ts';
 import { clientCredentialsRequest, clientToken, createTestClient } from '../helpers/tokens.ts';
 
@@ -135,13 +135,7 @@ test('an advance that can get no connection answers 503 after one wait for one, 
     EWA_TRANSFERS_IN_FLIGHT_MAX: '1',
     EWA_LOG_LEVEL: 'debug',
   });
-  const now = new Date();
-  const first = await createPaidWorker(app, { earnedMinor: 40_000, now });
-  const workers = [first];
-  while (workers.length < 4)
-    workers.push(
-      await createPaidWorker(app, { organizationId: first.organizationId, earnedMinor: 40_000, now }),
-    );
+  const workers = await createPaidWorkers(app, 4, new Date());
   const release = await holdEveryConnection(app);
   const started = performance.now();
   let refused: Awaited<ReturnType<typeof postTransfer>>[];
@@ -320,13 +314,7 @@ test('advances batched together roll back as a whole when a lock times out: noth
     EWA_TRANSFERS_IN_FLIGHT_MAX: '1',
     EWA_LOG_LEVEL: 'debug',
   });
-  const now = new Date();
-  const first = await createPaidWorker(app, { earnedMinor: 40_000, now });
-  const workers = [first];
-  while (workers.length < 6)
-    workers.push(
-      await createPaidWorker(app, { organizationId: first.organizationId, earnedMinor: 40_000, now }),
-    );
+  const workers = await createPaidWorkers(app, 6, new Date());
   const keys = workers.map(() => crypto.randomUUID());
   const send = () =>
     Promise.all(workers.map((worker, i) => postTransfer(app, worker.token, advanceBody(worker), keys[i])));
