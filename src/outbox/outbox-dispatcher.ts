@@ -1,8 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts';
 import { type Tx, withTransaction } from '../db/transaction.ts';
+import { claimCandidates } from './claim-candidates.ts';
 import type { OutboxTopic } from './outbox-message.ts';
 
 /** A message claimed for sending. */
@@ -329,57 +330,18 @@ export class OutboxDispatcher {
     const real = (this.#options.realNow ?? systemClock)();
     const realAt = real.toISOString();
     const leasedUntil = new Date(real.getTime() + leaseMs).toISOString();
-    // Literals, so that the planner uses the partial index of the topic (migration 0013).
-    const topics = sql.join([...this.#handlers.keys()].map((topic) => sql.lit(topic)));
-    // In order: a message waits while an earlier one of its subject is still in the outbox (being sent, or due
-    // again later). Rail instructions have a subject each, and keep the plain order of their index.
-    const receiver = this.#options.perReceiver;
-    const held = [...busy].filter(([, n]) => n > 0);
-    const heldBy = held.map(([key]) => key);
-    const heldCounts = held.map(([, n]) => n);
     const startsClock = this.#options.createdAtFirstClaim
       ? sql`, created_at = case when o.attempts = 0 then ${realAt}::timestamptz else o.created_at end`
       : sql``;
-    // Each subject's first message still in the outbox, in due order: every candidate of one receiver (or of all).
-    const firstOfSubject = (receiverIs: RawBuilder<unknown>, limit: RawBuilder<unknown>) => sql`select m.id,
-          m.due_at, m.sequence from outbox m
-        where m.topic in (${topics}) ${receiverIs} and m.due_at <= ${now}::timestamptz
-          and (m.leased_until is null or m.leased_until <= ${realAt}::timestamptz)
-          and not exists (select 1 from outbox earlier where earlier.topic = m.topic
-            and earlier.subject_id = m.subject_id and earlier.sequence < m.sequence)
-        order by m.due_at, m.sequence limit ${limit}`;
-    // With lanes per receiver, the receivers that have messages are found by skipping through the receiver index
-    // (migration 0038) one value at a time, and each is read from its own first message on, up to its free lanes:
-    // a claim costs the receivers and the rows it takes, not the backlog. Ranking every due row instead made each
-    // claim read the whole outbox, and a backlog of one receiver slowed every claim.
-    const key = receiver ? sql.lit(receiver.key) : undefined;
-    const inOrder = key
-      ? sql`with recursive receivers(receiver) as (
-            (select payload->>${key} from outbox where topic in (${topics}) and payload->>${key} is not null
-              order by 1 limit 1)
-            union all
-            select (select payload->>${key} from outbox where topic in (${topics})
-                and payload->>${key} > receivers.receiver order by 1 limit 1)
-              from receivers where receivers.receiver is not null)
-          select due.id from receivers cross join lateral (${firstOfSubject(
-            sql`and m.payload->>${key} = receivers.receiver`,
-            sql`greatest(${receiver!.atOnce} - coalesce((select held.n from unnest(${heldBy}::text[],
-              ${heldCounts}::integer[]) as held(receiver, n) where held.receiver = receivers.receiver), 0), 0)`,
-          )}) due
-          order by due.due_at, due.sequence limit ${batchSize}`
-      : sql`select due.id from (${firstOfSubject(sql``, sql`${batchSize}`)}) due`;
-    // The due and lease conditions stand in the locking select itself, not only in the ranking below it: there
-    // PostgreSQL checks each row it locks against the row's latest version, so a row another process claimed (and
-    // committed) after this statement's snapshot is left, not claimed a second time.
-    const candidates = this.#options.inOrderBySubject
-      ? sql`select id from outbox where id in (${inOrder})
-          and due_at <= ${now}::timestamptz and (leased_until is null or leased_until <= ${realAt}::timestamptz)
-        for update skip locked`
-      : sql`select id from outbox
-        where topic in (${topics}) and due_at <= ${now}::timestamptz
-          and (leased_until is null or leased_until <= ${realAt}::timestamptz)
-        order by due_at, id limit ${batchSize}
-        for update skip locked`;
+    const candidates = claimCandidates({
+      topics: [...this.#handlers.keys()],
+      now,
+      realAt,
+      batchSize,
+      inOrderBySubject: this.#options.inOrderBySubject ?? false,
+      perReceiver: this.#options.perReceiver,
+      busy,
+    });
     const { rows } = await sql<{
       id: string;
       topic: OutboxTopic;
