@@ -3,6 +3,7 @@ import { AppError } from '../errors/app-error.ts';
 import {
   CLIENT_AUTH_METHODS,
   type ClientAuthMethod,
+  changeClientOrganizations,
   createClient,
   deleteClient,
   findClient,
@@ -49,6 +50,14 @@ const toJson = (client: OAuthClient) => ({
 const list = (value: Flags[string]) =>
   Array.isArray(value) ? value : value === undefined ? [] : [String(value)];
 const optional = (value: Flags[string]) => (value === undefined ? undefined : String(value));
+
+/** `--organizations "ID ID"` (spaces or commas between), each a UUID. */
+function organizationIdsOf(flags: Flags): string[] {
+  return String(flags.organizations ?? '')
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((id) => uuidValue('--organizations', id));
+}
 
 function clientIdOf(positionals: string[]): string {
   if (positionals.length !== 1) throw new UsageError('name one client id.');
@@ -114,10 +123,7 @@ const create: Command = {
     const { name, scopes } = flags;
     if (typeof name !== 'string') throw new UsageError('--name is required.');
     if (typeof scopes !== 'string') throw new UsageError('--scopes is required.');
-    const organizationIds = String(flags.organizations ?? '')
-      .split(/[\s,]+/)
-      .filter(Boolean)
-      .map((id) => uuidValue('--organizations', id));
+    const organizationIds = organizationIdsOf(flags);
     return withMigratedDatabase(context, async ({ config, database }) => {
       const { client, secret } = await createClient(
         database.db,
@@ -233,4 +239,48 @@ const remove: Command = {
   },
 };
 
-export const clientCommands: Command[] = [create, listCommand, show, rotateSecret, remove];
+/** `clients link` and `clients unlink`: the same command but for the way the links change. */
+function linkCommand(way: 'link' | 'unlink'): Command {
+  const linking = way === 'link';
+  return {
+    name: `clients ${way}`,
+    summary: linking
+      ? 'Link a partner application to employers: its client tokens and webhooks see them'
+      : 'Unlink a partner application from employers: its client tokens and webhooks no longer see them',
+    help: [
+      `Usage: ewa clients ${way} CLIENT_ID --organizations "ID ..." [--json]`,
+      '',
+      linking
+        ? 'Its client tokens see the people with a job at a linked organization, their jobs and earnings balances, and its'
+        : 'At once its client tokens no longer see those organizations, their people, jobs and earnings balances, and its',
+      linking
+        ? 'webhook endpoints receive their events, from now on. Linking one already linked changes nothing.'
+        : 'webhook endpoints receive none of their new events (deliveries already queued are sent). Unlinking one that is',
+      ...(linking ? [] : ['not linked changes nothing.']),
+      'Prints the client as it is after.',
+    ].join('\n'),
+    options: { organizations: { type: 'string' }, json: { type: 'boolean' } },
+    allowPositionals: true,
+    async run(flags, positionals, context) {
+      const clientId = clientIdOf(positionals);
+      const organizationIds = organizationIdsOf(flags);
+      if (organizationIds.length === 0)
+        throw new UsageError(`name the organizations to ${way} with --organizations "ID ...".`);
+      return withMigratedDatabase(context, async ({ database }) => {
+        const client = await changeClientOrganizations(database.db, clientId, { [way]: organizationIds });
+        writeLine(context.stdout, flags.json ? JSON.stringify(toJson(client)) : describe(client));
+        return 0;
+      });
+    },
+  };
+}
+
+export const clientCommands: Command[] = [
+  create,
+  listCommand,
+  show,
+  linkCommand('link'),
+  linkCommand('unlink'),
+  rotateSecret,
+  remove,
+];

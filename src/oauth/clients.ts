@@ -167,16 +167,7 @@ export async function insertClient(
   const authMethod: ClientAuthMethod = input.isPublic ? 'none' : (input.authMethod ?? 'client_secret_basic');
   const secret =
     authMethod === 'none' || authMethod === 'private_key_jwt' ? null : (input.secret ?? newSecret());
-  if (input.organizationIds.length > 0) {
-    const found = await tx
-      .selectFrom('organizations')
-      .select('id')
-      .where('id', 'in', input.organizationIds)
-      .execute();
-    const missing = input.organizationIds.filter((id) => !found.some((row) => row.id === id));
-    if (missing.length > 0)
-      throw new InputRefusedError(`No organization ${missing.join(', ')}.`, { field: 'organizations' });
-  }
+  await refuseUnknownOrganizations(tx, input.organizationIds);
   await tx
     .insertInto('oauth_clients')
     .values({
@@ -207,6 +198,58 @@ export async function insertClient(
       .execute();
   }
   return { clientId, secret };
+}
+
+/** Refuses, naming them, the organizations of the list that do not exist. */
+async function refuseUnknownOrganizations(tx: Tx, organizationIds: readonly string[]): Promise<void> {
+  if (organizationIds.length === 0) return;
+  const found = await tx
+    .selectFrom('organizations')
+    .select('id')
+    .where('id', 'in', organizationIds)
+    .execute();
+  const missing = organizationIds.filter((id) => !found.some((row) => row.id === id));
+  if (missing.length > 0)
+    throw new InputRefusedError(`No organization ${missing.join(', ')}.`, { field: 'organizations' });
+}
+
+/**
+ * Links a client to organizations, or unlinks it: what its client tokens see (the people with a job at a linked
+ * organization, their jobs and earnings balances) and which events its webhook endpoints may receive follow at once,
+ * since every read joins the links. Linking one already linked, or unlinking one that is not, changes nothing. The
+ * client's row is held meanwhile, so a deletion of the client at the same time comes wholly before or after.
+ */
+export async function changeClientOrganizations(
+  db: Db,
+  clientId: string,
+  change: { link?: readonly string[]; unlink?: readonly string[] },
+): Promise<OAuthClient> {
+  const link = [...new Set(change.link ?? [])];
+  const unlink = [...new Set(change.unlink ?? [])];
+  await withTransaction(db, async (tx) => {
+    const held = await tx
+      .selectFrom('oauth_clients')
+      .select('client_id')
+      .where('client_id', '=', clientId)
+      .where('deleted_at', 'is', null)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!held) throw new InputRefusedError(`No client ${clientId.slice(0, 64)}.`);
+    await refuseUnknownOrganizations(tx, link);
+    if (link.length > 0)
+      await tx
+        .insertInto('oauth_client_organizations')
+        .values(link.map((organizationId) => ({ client_id: clientId, organization_id: organizationId })))
+        .onConflict((conflict) => conflict.columns(['client_id', 'organization_id']).doNothing())
+        .execute();
+    if (unlink.length > 0)
+      await tx
+        .deleteFrom('oauth_client_organizations')
+        .where('client_id', '=', clientId)
+        .where('organization_id', 'in', unlink)
+        .execute();
+  });
+  return (await findClient(db, clientId))!;
 }
 
 export async function findClient(db: Db, clientId: string): Promise<OAuthClient | undefined> {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { AppError } from '../../src/errors/app-error.ts';
+import { changeClientOrganizations } from '../../src/oauth/clients.ts';
 import { parseFilterQuery } from '../../src/platform/filter-query.ts';
 import { ORGANIZATION_FILTER_FIELDS } from '../../src/resources/organizations/store.ts';
 import { BASE_URL, buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
@@ -65,6 +66,16 @@ test('only client tokens with client:admin; user tokens and other scopes are 403
   const user = await userToken(app, person, ['user:read'], client.clientId);
   assert.equal((await get('/rest/organizations', user)).statusCode, 403);
   assert.equal((await app.api.inject({ url: '/rest/organizations' })).statusCode, 401);
+});
+
+test("a client's links changed by the operator change what its token sees at once, the token unchanged", async (t) => {
+  const { app, get, acme, acorn, other, client } = await setup(t);
+  const ids = async () =>
+    (await get('/rest/organizations')).json().data.map((resource: { id: string }) => resource.id);
+  await changeClientOrganizations(app.database.db, client.clientId, { link: [other], unlink: [acorn] });
+  assert.deepEqual(await ids(), [acme, other]);
+  assert.equal((await get(`/rest/organizations/${acorn}`)).statusCode, 404, 'unlinked: as any other tenant');
+  assert.equal((await get(`/rest/organizations/${other}`)).statusCode, 200);
 });
 
 test('the deprecated filter: exact, partial, AND, OR and parentheses', async (t) => {

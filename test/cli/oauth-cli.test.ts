@@ -65,6 +65,62 @@ test('clients: create, list, show, rotate-secret and delete, secrets shown once 
   assert.equal((await ewa(env, 'clients', 'show', client.client_id)).code, 1);
 });
 
+test('clients link and unlink: employers added to and taken from a client, each named, unknown ones refused', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  assert.equal((await ewa(env, 'seed', '--json')).code, 0);
+  const { acme, northwind } = DEMO.organizations;
+  const client = (
+    await ewa(
+      env,
+      'clients',
+      'create',
+      '--name',
+      'Partner',
+      '--confidential',
+      '--scopes',
+      'client:admin',
+      '--json',
+    )
+  ).json().client_id as string;
+  const linked = await ewa(
+    env,
+    'clients',
+    'link',
+    client,
+    '--organizations',
+    `${acme.id} ${northwind.id}`,
+    '--json',
+  );
+  assert.equal(linked.code, 0, linked.stderr);
+  assert.deepEqual([...linked.json().organizations].sort(), [acme.id, northwind.id].sort());
+  const again = await ewa(env, 'clients', 'link', client, '--organizations', acme.id, '--json');
+  assert.equal(again.code, 0, 'linking one already linked changes nothing');
+  assert.equal(again.json().organizations.length, 2);
+  const unlinked = await ewa(env, 'clients', 'unlink', client, '--organizations', acme.id);
+  assert.equal(unlinked.code, 0, unlinked.stderr);
+  assert.match(unlinked.stdout, new RegExp(`^organizations {2}${northwind.id}$`, 'm'));
+  const ghost = '00000000-0000-4000-8000-000000000000';
+  for (const [argv, code, message] of [
+    [['clients', 'link', client, '--organizations', ghost], 1, new RegExp(`No organization ${ghost}\\.`)],
+    [['clients', 'link', 'no-such-client', '--organizations', acme.id], 1, /No client no-such-client\./],
+    [['clients', 'link', client], 2, /name the organizations to link with --organizations/],
+    [
+      ['clients', 'unlink', client, '--organizations', 'acme'],
+      2,
+      /--organizations must be a UUID \(got "acme"\)/,
+    ],
+  ] as const) {
+    const run = await ewa(env, ...argv);
+    assert.equal(run.code, code, `${argv.join(' ')}: ${run.stderr}`);
+    assert.match(run.stderr, message);
+  }
+  const shown = await ewa(env, 'clients', 'show', client, '--json');
+  assert.deepEqual(shown.json().organizations, [northwind.id], 'a refused link changed nothing');
+  assert.equal((await ewa(env, 'clients', 'delete', client)).code, 0);
+  const deleted = await ewa(env, 'clients', 'link', client, '--organizations', acme.id);
+  assert.equal(deleted.code, 1, 'a deleted client is no client');
+});
+
 test('clients create refuses what cannot be used, naming the flag', async (t) => {
   const env = await cliDatabaseEnv(t);
   const cases: [string[], RegExp][] = [

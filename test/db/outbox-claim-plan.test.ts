@@ -30,15 +30,13 @@ test("a claim of webhook deliveries reads each endpoint from its first due deliv
       busy,
     });
 
-  const { rows: chosen } = await db
-    .transaction()
-    .execute((tx) =>
-      sql<{
-        id: string;
-      }>`select o.payload->>'endpointId' as endpoint from outbox o where o.id in (${query(new Map([[SLOW, 1]]))})`.execute(
-        tx,
-      ),
-    );
+  const { rows: chosen } = await db.transaction().execute((tx) =>
+    sql<{
+      id: string;
+    }>`select o.payload->>'endpointId' as endpoint from outbox o where o.id in (${query(new Map([[SLOW, 1]]))})`.execute(
+      tx,
+    ),
+  );
   const byEndpoint = Map.groupBy(chosen as unknown as { endpoint: string }[], (row) => row.endpoint);
   assert.equal(byEndpoint.get(SLOW)?.length, 3, 'the lanes its sends in flight leave free');
   assert.equal(byEndpoint.get(OTHER)?.length, 3, 'the other endpoint is not kept waiting behind the backlog');
@@ -53,9 +51,7 @@ test("a claim of webhook deliveries reads each endpoint from its first due deliv
   assert.match(plan, /outbox_webhook_receiver_idx/, plan);
   assert.doesNotMatch(plan, /Seq Scan on outbox|WindowAgg/, `no read of the whole outbox:\n${plan}`);
   const read = [
-    ...plan.matchAll(
-      /Index Scan using outbox_webhook_receiver_idx on outbox m .*rows=([\d.]+) loops=(\d+)/g,
-    ),
+    ...plan.matchAll(/Index Scan using outbox_webhook_receiver_idx on outbox m .*rows=([\d.]+) loops=(\d+)/g),
   ];
   assert.ok(read.length > 0, plan);
   for (const [, perLoop, loops] of read)
