@@ -1,7 +1,7 @@
 import { ComplianceFileError } from '../compliance/state-rules.ts';
 import { ConfigError } from '../config.ts';
 import { DataDirBusyError, DataDirUnusableError } from '../db/data-dir-lock.ts';
-import { DatabaseUnavailableError } from '../db/database-unavailable.ts';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/database-unavailable.ts';
 import { MigrationError } from '../db/migrate.ts';
 import { NotAClusterError } from '../db/not-a-cluster-error.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -162,6 +162,16 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
       writeLine(
         context.stderr,
         `ewa ${command.name}: ${error.message}. Check DATABASE_URL (host, port, user, database name) and that PostgreSQL is running.`,
+      );
+      return 1;
+    }
+    // A restart, a lost connection or a timeout mid-command: one line, not a stack, as the server logs it (503).
+    if (isDatabaseUnavailable(error)) {
+      writeLine(
+        context.stderr,
+        `ewa ${command.name}: the database did not complete it (${(error as Error)?.message}): a restart, a lost ` +
+          'connection, or a statement past EWA_DB_STATEMENT_TIMEOUT_MS. What the command committed before stays; ' +
+          'run it again.',
       );
       return 1;
     }

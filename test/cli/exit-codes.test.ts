@@ -79,3 +79,17 @@ test('a family of commands lists its members on --help, exit 0', async () => {
     assert.match(run.stdout, new RegExp(`\\n  ${family} \\S+ +\\S`));
   }
 });
+
+test('a command whose statement the database cancels exits 1 with one line saying so, not a stack', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  if (env.DATABASE_URL === undefined) {
+    t.skip('needs PostgreSQL: the embedded database has no statement timeout to cancel a statement with');
+    return;
+  }
+  const run = await ewa({ ...env, EWA_DB_STATEMENT_TIMEOUT_MS: '1' }, 'seed', '--people', '2000');
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(
+    run.stderr,
+    /^ewa seed: the database did not complete it \(canceling statement due to [a-z ]+\): a restart, a lost connection, or a statement past EWA_DB_STATEMENT_TIMEOUT_MS\. What the command committed before stays; run it again\.\n$/,
+  );
+});
