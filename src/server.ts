@@ -191,6 +191,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     now: moneyNow,
     realNow: now,
     payable: money.rail.destinations,
+    instant: money.rail.instantDestinations,
   });
   api.addHook('onClose', async () => {
     await Promise.all([money.outbox.stop(), webhooks.dispatcher.stop()]);
@@ -252,7 +253,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Ser
     config,
     now,
     cardTokenKeys,
-    pricing: { now: moneyNow, payable: money.rail.destinations },
+    pricing: { now: moneyNow, payable: money.rail.destinations, instant: money.rail.instantDestinations },
   });
   await api.register(transferRoutes, {
     db,

@@ -30,11 +30,16 @@ function withWebhooks(
     const logger = { warn: line, error: line };
     const { db } = opened.database;
     // The rails decide whether an account event shows a state's free option, as they do in the server.
-    const { destinations } = configuredRails(opened.config, db, context.now ?? (() => new Date())).rail;
+    const { destinations, instantDestinations } = configuredRails(
+      opened.config,
+      db,
+      context.now ?? (() => new Date()),
+    ).rail;
     const webhooks = createWebhooks(db, opened.config, {
       logger,
       now: context.now,
       ...(destinations ? { payable: destinations } : {}),
+      instant: instantDestinations,
     });
     try {
       return await work(webhooks, opened);

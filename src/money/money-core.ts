@@ -85,6 +85,7 @@ export function createMoneyCore(db: Db, config: Config, options: MoneyCoreOption
       ledger,
       duplicateWindowMs: config.money.duplicateTransferWindowSeconds * 1000,
       payableDestinations: rail.destinations,
+      instantDestinations: rail.instantDestinations,
     }),
     outbox,
     ach,

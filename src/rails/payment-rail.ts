@@ -75,6 +75,11 @@ export interface PaymentRail {
   /** The kinds of account it pays; every kind when absent. Advances to another kind are refused before any write. */
   readonly destinations?: readonly RailDestinationKind[];
   /**
+   * The kinds it pays within thirty minutes (WITHIN_THIRTY_MINUTES); every kind it pays when absent. An instant
+   * advance to another kind is refused before any write, and its schedule is not offered in an account's capabilities.
+   */
+  readonly instantDestinations?: readonly RailDestinationKind[];
+  /**
    * Takes an instruction. Resolves once the rail has durably accepted it; rejects with RailRejection when it never
    * will, or with any other error when it may later (the dispatcher retries with backoff).
    */

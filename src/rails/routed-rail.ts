@@ -10,6 +10,11 @@ export function routeByDestination(bank: PaymentRail, card: PaymentRail): Paymen
     destinations: ['DEPOSITORY', 'CARD'].filter(
       (kind) => (kind === 'CARD' ? card : bank).destinations?.includes(kind as RailDestinationKind) ?? true,
     ) as RailDestinationKind[],
+    instantDestinations: ['DEPOSITORY', 'CARD'].filter((kind) => {
+      const rail = kind === 'CARD' ? card : bank;
+      const paid = rail.destinations?.includes(kind as RailDestinationKind) ?? true;
+      return paid && (rail.instantDestinations?.includes(kind as RailDestinationKind) ?? true);
+    }) as RailDestinationKind[],
     submit: (instruction) => (instruction.destinationKind === 'CARD' ? card : bank).submit(instruction),
     async outcomes(pending, now): Promise<RailOutcome[]> {
       const [fromBank, fromCard] = await Promise.all([

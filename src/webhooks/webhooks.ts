@@ -25,8 +25,9 @@ export function createWebhooks(
     realNow?: () => Date;
     logger: OutboxLogger;
     random?: () => number;
-    /** The rails' payable kinds, for the fees an account event shows (AccountPricing). */
+    /** The rails' payable kinds, and those paid within thirty minutes, for the fees an account event shows (AccountPricing). */
     payable?: readonly string[];
+    instant?: readonly string[] | undefined;
   },
 ): Webhooks {
   const endpoints = new WebhookEndpoints(db, config.webhooks, new WebhookSecretBox(config.masterKey));
@@ -43,7 +44,7 @@ export function createWebhooks(
       logger: options.logger,
       leaseSeconds: config.money.outbox.leaseSeconds,
       ...(options.random ? { random: options.random } : {}),
-      pricing: { payable: options.payable },
+      pricing: { payable: options.payable, instant: options.instant },
     }),
   };
 }

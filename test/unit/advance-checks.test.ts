@@ -80,6 +80,7 @@ function passing(): AdvanceFacts {
     jurisdiction: { state: 'CA', stateName: 'California', day: '2026-03-11', rules: [] },
     fee: 100,
     railPays: true,
+    railPaysSchedule: true,
     money: {
       balanceMinor: 10_000,
       recentCount: 0,
@@ -165,6 +166,7 @@ const breaks: Record<string, (facts: AdvanceFacts) => AdvanceFacts> = {
   }),
   'destination is a bank account or card of the caller': (f) => ({ ...f, destination: undefined }),
   'a rail pays the destination': (f) => ({ ...f, railPays: false }),
+  'a rail pays the schedule': (f) => ({ ...f, railPaysSchedule: false }),
   'schedule offered': (f) => ({ ...f, fee: null }),
   'currency of the balance': (f) => ({ ...f, request: { ...f.request, currency: 'EUR' } }),
   'minimum amount': (f) => ({ ...f, request: { ...f.request, amountMinor: 100 } }),

@@ -47,6 +47,8 @@ export interface AdvanceFacts {
   fee: number | null;
   /** A rail of this server pays the destination's kind of account. */
   railPays: boolean;
+  /** It pays it on the schedule asked: WITHIN_THIRTY_MINUTES needs a rail that pays that kind at once. */
+  railPaysSchedule: boolean;
   money: MoneyState;
   /**
    * The current disclosure document of the person's state and their acceptance of it; read (under the person's
@@ -324,6 +326,20 @@ export const ADVANCE_CHECKS: readonly AdvanceCheck[] = [
             'INVALID_TRANSFER_SCHEDULE',
             `This server pays no ${destination?.account_type} accounts: no payment rail for them is configured.`,
             DESTINATION,
+          ),
+  },
+  {
+    name: 'a rail pays the schedule',
+    step: 'origin and destination',
+    code: 'INVALID_TRANSFER_SCHEDULE',
+    when: 'no payment rail of this server pays that kind of account within thirty minutes: bank accounts on the ACH rail',
+    refusal: ({ railPaysSchedule, destination }) =>
+      railPaysSchedule
+        ? undefined
+        : refuse(
+            'INVALID_TRANSFER_SCHEDULE',
+            `This server pays ${destination?.account_type} accounts NEXT_BUSINESS_DAY only: its rail for them takes a business day or more.`,
+            '/data/attributes/schedule',
           ),
   },
   {

@@ -36,6 +36,28 @@ export type FeeSchedule = Pick<
   'feeCardInstantMinor' | 'feeCardNextDayMinor' | 'feeBankInstantMinor' | 'feeBankNextDayMinor'
 >;
 
+/** What the configured rails pay: the kinds of account, and those paid within thirty minutes (every one when absent). */
+export interface RailReach {
+  payable?: readonly string[] | undefined;
+  instant?: readonly string[] | undefined;
+}
+
+/**
+ * The employer's fees with each pair no configured rail pays made not offered (null): an advance on such a pair is
+ * refused, an account's capabilities leave it out, and it is no free option.
+ */
+export function feesWithinReach<T extends FeeSchedule>(fees: T, reach: RailReach): T {
+  const pays = (kind: string) => reach.payable?.includes(kind) ?? true;
+  const atOnce = (kind: string) => pays(kind) && (reach.instant?.includes(kind) ?? true);
+  return {
+    ...fees,
+    feeCardInstantMinor: atOnce('CARD') ? fees.feeCardInstantMinor : null,
+    feeCardNextDayMinor: pays('CARD') ? fees.feeCardNextDayMinor : null,
+    feeBankInstantMinor: atOnce('DEPOSITORY') ? fees.feeBankInstantMinor : null,
+    feeBankNextDayMinor: pays('DEPOSITORY') ? fees.feeBankNextDayMinor : null,
+  };
+}
+
 /**
  * The person's state requires a free option and the employer's schedule has none a rail pays: then a
  * next-business-day transfer to a bank account is free (feeFor), and an account's capabilities say so.

@@ -16,7 +16,7 @@ import { advanceSubmitted } from '../../ledger/movements.ts';
 import { loadJobTerms } from '../earnings/job-terms.ts';
 import { railPaymentMessage } from '../rail-payments.ts';
 import { type AdvanceFacts, firstRefusal, transferIdTaken } from './advance-checks.ts';
-import { feeFor, fundFifo, type Schedule } from './advance-rules.ts';
+import { feeFor, feesWithinReach, fundFifo, type Schedule } from './advance-rules.ts';
 import {
   type AdvanceRead,
   type AdvanceReadPlan,
@@ -78,6 +78,8 @@ export interface TransferServiceOptions {
   duplicateWindowMs: number;
   /** The kinds of account the configured rails pay; all when not given. */
   payableDestinations?: readonly string[] | undefined;
+  /** The kinds of account they pay within thirty minutes; all they pay when not given. */
+  instantDestinations?: readonly string[] | undefined;
   /** The states' compliance rules: the repository's file with the operator's overrides, unless a test gives its own. */
   rules?: RuleBook | undefined;
 }
@@ -331,7 +333,10 @@ export class TransferService {
       fee:
         terms && destination
           ? feeFor(
-              terms.policy,
+              feesWithinReach(terms.policy, {
+                payable: this.#options.payableDestinations,
+                instant: this.#options.instantDestinations,
+              }),
               destination.account_type,
               request.schedule,
               jurisdiction,
@@ -340,6 +345,10 @@ export class TransferService {
           : null,
       railPays:
         !destination || (this.#options.payableDestinations?.includes(destination.account_type) ?? true),
+      railPaysSchedule:
+        !destination ||
+        request.schedule !== 'WITHIN_THIRTY_MINUTES' ||
+        (this.#options.instantDestinations?.includes(destination.account_type) ?? true),
       money,
       disclosure,
       transferId: request.id?.toLowerCase() ?? randomUUID(),

@@ -102,6 +102,8 @@ export function createAchRail(options: AchRailOptions): AchRail {
   return {
     name: 'ach',
     destinations: ['DEPOSITORY'],
+    // A credit lands on its effective date, a business day or more after its window: never within thirty minutes.
+    instantDestinations: [],
     async submit(instruction: RailInstruction): Promise<RailAcceptance> {
       if (instruction.destinationKind !== 'DEPOSITORY')
         throw new RailRejection('RAIL_REJECTED', 'ACH pays bank accounts only');

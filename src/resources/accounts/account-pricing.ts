@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { jurisdictionOf } from '../../compliance/jurisdiction.ts';
 import { RuleBook } from '../../compliance/rule-book.ts';
 import type { DB } from '../../db/schema.ts';
-import { stateAddsFreeOption } from '../../money/advances/advance-rules.ts';
+import { feesWithinReach, stateAddsFreeOption } from '../../money/advances/advance-rules.ts';
 import type { FeeSchedule } from './capabilities.ts';
 import type { PersonFeeSchedule } from './store.ts';
 
@@ -12,6 +12,8 @@ export interface AccountPricing {
   now?: () => Date;
   /** The kinds of account the configured rails pay. */
   payable?: readonly string[] | undefined;
+  /** The kinds they pay within thirty minutes; every kind they pay when absent. */
+  instant?: readonly string[] | undefined;
 }
 
 /**
@@ -34,16 +36,27 @@ export class AccountPricer {
   }
 
   async priced(db: Kysely<DB>, schedule: PersonFeeSchedule, at: Date = this.now()): Promise<FeeSchedule> {
-    const { jurisdiction: where, ...fees } = schedule;
+    const { jurisdiction: where, ...employer } = schedule;
+    // What no configured rail pays is not offered, whatever the employer's schedule says.
+    const policyFees = feesWithinReach(
+      {
+        feeCardInstantMinor: employer.fee_card_instant_minor,
+        feeCardNextDayMinor: employer.fee_card_next_day_minor,
+        feeBankInstantMinor: employer.fee_bank_instant_minor,
+        feeBankNextDayMinor: employer.fee_bank_next_day_minor,
+      },
+      this.#pricing,
+    );
+    const fees: FeeSchedule = {
+      currency: employer.currency,
+      fee_card_instant_minor: policyFees.feeCardInstantMinor,
+      fee_card_next_day_minor: policyFees.feeCardNextDayMinor,
+      fee_bank_instant_minor: policyFees.feeBankInstantMinor,
+      fee_bank_next_day_minor: policyFees.feeBankNextDayMinor,
+    };
     if (!where) return fees;
     const rules = await this.#rules.at(db, where.rulesVersion);
     const jurisdiction = jurisdictionOf(rules, where.state, at, where.timeZone);
-    const policyFees = {
-      feeCardInstantMinor: fees.fee_card_instant_minor,
-      feeCardNextDayMinor: fees.fee_card_next_day_minor,
-      feeBankInstantMinor: fees.fee_bank_instant_minor,
-      feeBankNextDayMinor: fees.fee_bank_next_day_minor,
-    };
     return stateAddsFreeOption(policyFees, jurisdiction, this.#pricing.payable)
       ? { ...fees, fee_bank_next_day_minor: 0 }
       : fees;
