@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { buildTestApp, FIXED_NOW, type TestApp } from '../helpers/build-test-app.ts';
+import { buildTestApp, FIXED_NOW } from '../helpers/build-test-app.ts';
 import { advanceBody, createPaidWorker, postTransfer } from '../helpers/money.ts';
 import { PRODUCTION_RAIL_ENV } from '../helpers/production-env.ts';
 
