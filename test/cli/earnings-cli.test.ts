@@ -261,3 +261,58 @@ test('earnings import: a job has at most 24 hours a day, across the file and wha
   );
   assert.deepEqual(rows, ['H-1', 'H-3']);
 });
+
+test('earnings import: a correction may lower a pay period to zero, never below: more is a line refused; exit 1', async (t) => {
+  const env = await cliDatabaseEnv(t);
+  const organizationId = await employer(t, env);
+  const worked = day(0);
+  const imported = await ewa(
+    env,
+    'earnings',
+    'import',
+    '--org',
+    organizationId,
+    csvFile(t, 'earnings.csv', [
+      HEADER,
+      `P-1,W-1,${worked},,100.00`,
+      `P-2,W-1,${worked},,-60.00`,
+      `P-3,W-1,${worked},,-40.01`,
+      `P-4,W-1,${worked},,-40.00`,
+    ]),
+    '--json',
+  );
+  assert.equal(imported.code, 1, imported.stderr);
+  const result = imported.json();
+  assert.equal(result.recorded, 3);
+  assert.deepEqual(result.rejected_lines, [
+    {
+      line: 4,
+      field: 'amount',
+      message: `amount: -40.01 would take the pay of job "W-1" for the pay period of ${worked} below zero: 40.00 is recorded for that period (earlier lines of this file included). A correction lowers the pay recorded for its period, never below zero.`,
+    },
+  ]);
+  const again = await ewa(
+    env,
+    'earnings',
+    'import',
+    '--org',
+    organizationId,
+    csvFile(t, 'again.csv', [HEADER, `P-5,W-1,${worked},,-9000.00`]),
+  );
+  assert.equal(again.code, 1, again.stderr);
+  assert.match(
+    again.stderr,
+    /-9000\.00 would take the pay of job "W-1" for the pay period of .* 0\.00 is recorded/,
+  );
+  const pay = await inDatabase(env, async (db) =>
+    Number(
+      (
+        await db
+          .selectFrom('earnings')
+          .select((eb) => eb.fn.sum<string>('amount_minor').as('pay'))
+          .executeTakeFirstOrThrow()
+      ).pay,
+    ),
+  );
+  assert.equal(pay, 0, 'the period is at zero: what was refused was not written');
+});

@@ -40,6 +40,7 @@ import type { EarningsInput, EarningsOutcome } from '../../src/money/earnings/ea
 import {
   type PayCalendar,
   type PayFrequency,
+  type PayPeriod,
   payPeriodContaining,
 } from '../../src/money/earnings/pay-periods.ts';
 import { createMoneyCore, type MoneyCore, railDispatcher } from '../../src/money/money-core.ts';
@@ -883,6 +884,20 @@ async function earn(run: Run, jobIndex: number, rows: EarnRow[]): Promise<void> 
   const expected: EarningsOutcome[] = [];
   const recordedNow = new Set<string>();
   let expectedRecorded = 0;
+  // The job's pay of each pay period: recorded before this call (read once), then this call's rows in order. A
+  // negative amount may not take it below zero.
+  const periodPay = new Map<string, number>();
+  const payOf = async (period: PayPeriod) => {
+    const key = period.firstDay;
+    if (!periodPay.has(key)) {
+      const { rows: sums } = await sql<{ pay: string | null }>`select sum(amount_minor) as pay from earnings
+        where job_id = ${job.jobId}::uuid and worked_on between ${period.firstDay}::date and ${period.lastDay}::date`.execute(
+        run.db,
+      );
+      periodPay.set(key, Number(sums[0]?.pay ?? 0));
+    }
+    return periodPay.get(key)!;
+  };
   for (const row of rows) {
     const workedOn = addDays(localDateOf(run.clock.now, policy.time_zone), row.dayOffset);
     if (row.unknownJob) {
@@ -891,7 +906,13 @@ async function earn(run: Run, jobIndex: number, rows: EarnRow[]): Promise<void> 
       continue;
     }
     if (row.reverse !== null) {
-      expectedRecorded += await reversal(run, job, row.reverse, inputs, expected, recordedNow);
+      const amount = await reversal(run, job, row.reverse, inputs, expected, recordedNow);
+      expectedRecorded += amount;
+      if (expected.at(-1) === 'RECORDED') {
+        const day = run.rows.get(`${job.jobId}/${inputs.at(-1)!.externalId}`)!.workedOn;
+        const reversedPeriod = payPeriodContaining(calendarOf(policy), day);
+        periodPay.set(reversedPeriod.firstDay, (await payOf(reversedPeriod)) + amount);
+      }
       continue;
     }
     const externalId =
@@ -914,7 +935,9 @@ async function earn(run: Run, jobIndex: number, rows: EarnRow[]): Promise<void> 
     else if (!correction && paychecks[0] && paychecks[0].status !== 'ESTIMATED')
       expected.push('PERIOD_CLOSED');
     else if (recordedNow.has(key)) expected.push('DUPLICATE');
+    else if (correction && (await payOf(period)) + row.amount < 0) expected.push('PAY_BELOW_ZERO');
     else {
+      periodPay.set(period.firstDay, (await payOf(period)) + row.amount);
       expected.push('RECORDED');
       recordedNow.add(key);
       expectedRecorded += row.amount;

@@ -222,16 +222,16 @@ async function overpaymentCodes(world: World, code: string): Promise<string[]> {
     // The rows before took advances of Bailey's already (up to the 24 hours' limit); this takes the rest if it can.
     if (available >= 500)
       await postTransfer(world.app, bailey.token, advanceBody(bailey, { amount: available }));
-    // The day of Bailey's latest shift, in the open period the demo history has made.
-    const latest = await db
-      .selectFrom('earnings')
-      .select((eb) => eb.fn.max('worked_on').as('day'))
-      .where('job_id', '=', bailey.jobId)
-      .executeTakeFirstOrThrow();
-    const today = new Date(latest.day as unknown as string).toISOString().slice(0, 10);
+    // The pay of Bailey's last paid period taken back (the employer says it was never earned), as the page says: a
+    // correction of a paid period lands on the open paycheck, whose advances then exceed its net pay.
+    const paychecks = (await bailey.api.get('/rest/paychecks')).json().data as {
+      attributes: { status: string; gross_earnings: number; pay_period_starts_at: string };
+    }[];
+    const paid = paychecks.filter((p) => p.attributes.status !== 'ESTIMATED').at(-1)!.attributes;
+    const paidDay = paid.pay_period_starts_at.slice(0, 10);
     const csv = [
       'row_id,primary_identifier,date,hours,amount',
-      `fix-1,A-1002-primary,${today},,-9000.00`,
+      `fix-1,A-1002-primary,${paidDay},,-${(paid.gross_earnings / 100).toFixed(2)}`,
     ].join('\n');
     const corrected = await world.admin('POST', `/admin/organizations/${ACME}/earnings`, csv, 'text/csv');
     assert.equal(corrected.statusCode, 200, corrected.body);

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { localDateOf } from '../../domain/calendar.ts';
 import { InputError } from '../../errors/input-error.ts';
-import { currencyFractionDigits } from '../../operator/decimal-amount.ts';
+import { currencyFractionDigits, decimalAmount } from '../../operator/decimal-amount.ts';
 import { insertDefaultPolicy } from '../../operator/organization-store.ts';
 import { findOrganization } from '../../operator/organizations.ts';
 import { type CsvRecord, readCsvRecords } from '../../operator/roster-reader.ts';
@@ -147,6 +147,23 @@ function hoursText(hundredths: number): string {
 }
 
 /** A line whose hours would take its job's day past 24 hours, with what the day had already. */
+function payProblem(
+  row: EarningsRow,
+  amountMinor: number,
+  beforeMinor: number,
+  currency: string,
+): EarningsProblem {
+  const job = JSON.stringify(row.primaryIdentifier);
+  return {
+    line: row.line,
+    field: 'amount',
+    message:
+      `amount: ${decimalAmount(amountMinor, currency)} would take the pay of job ${job} for the pay period of ` +
+      `${row.workedOn} below zero: ${decimalAmount(beforeMinor, currency)} is recorded for that period (earlier ` +
+      'lines of this file included). A correction lowers the pay recorded for its period, never below zero.',
+  };
+}
+
 function hoursProblem(row: EarningsRow, beforeHundredths: number): EarningsProblem {
   const job = JSON.stringify(row.primaryIdentifier);
   const hours = row.hoursHundredths ?? 0;
@@ -326,6 +343,11 @@ class EarningsImport {
         problems.push(backdatedProblem(row, this.#target));
       } else if (outcome === 'HOURS_EXCEEDED') {
         problems.push(hoursProblem(row, recorded.hoursBefore.get(index) ?? 0));
+      } else if (outcome === 'PAY_BELOW_ZERO') {
+        const { amountMinor } = payable[index]!.input;
+        problems.push(
+          payProblem(row, amountMinor, recorded.payBefore.get(index) ?? 0, this.#target.currency),
+        );
       } else {
         problems.push({
           line: row.line,

@@ -9,7 +9,7 @@ import { earningsAccrued } from '../../ledger/movements.ts';
 import { type Movement, postMovements } from '../../ledger/posting.ts';
 import { creditAccessibleEarnings, withdrawInaccessibleEarnings } from './accessible-earnings.ts';
 import { type JobTerms, loadJobTerms, payCalendarOf } from './job-terms.ts';
-import { payPeriodContaining } from './pay-periods.ts';
+import { type PayPeriod, payPeriodContaining } from './pay-periods.ts';
 import { paycheckFigures } from './paycheck-math.ts';
 import { ensurePaychecks, type PaycheckRow, paycheckKey } from './paychecks.ts';
 
@@ -37,8 +37,9 @@ export const HOURS_OF_DAY_HUNDREDTHS_MAX = 2_400;
 /**
  * RECORDED; DUPLICATE (this id was recorded before); PERIOD_CLOSED (its paycheck is past ESTIMATED); BACKDATED (its
  * pay period's deposit day is before today and the caller refuses such pay; see RecordOptions); HOURS_EXCEEDED (its
- * hours would take its job's day past 24); for a reversal, UNKNOWN_REVERSED_ROW (the job has no such row),
- * ALREADY_REVERSED (another row reversed it), NOT_REVERSIBLE (it is a reversal itself).
+ * hours would take its job's day past 24); PAY_BELOW_ZERO (a negative amount larger than its job's pay of that
+ * pay period); for a reversal, UNKNOWN_REVERSED_ROW (the job has no such row), ALREADY_REVERSED (another row reversed it),
+ * NOT_REVERSIBLE (it is a reversal itself).
  */
 export type EarningsOutcome =
   | 'RECORDED'
@@ -46,6 +47,7 @@ export type EarningsOutcome =
   | 'PERIOD_CLOSED'
   | 'BACKDATED'
   | 'HOURS_EXCEEDED'
+  | 'PAY_BELOW_ZERO'
   | 'UNKNOWN_JOB'
   | 'UNKNOWN_REVERSED_ROW'
   | 'ALREADY_REVERSED'
@@ -74,6 +76,8 @@ export interface RecordedEarnings {
    * recorded before and the earlier inputs of this call.
    */
   hoursBefore: ReadonlyMap<number, number>;
+  /** For each PAY_BELOW_ZERO outcome, by its index: its job's pay of that period before it (minor units), as above. */
+  payBefore: ReadonlyMap<number, number>;
 }
 
 /**
@@ -261,6 +265,60 @@ async function capHoursOfDay(
   return refused;
 }
 
+/**
+ * Refuses (PAY_BELOW_ZERO) each negative amount that would take its job's pay of its pay period below zero, in input
+ * order: what is recorded for the period's days (corrections and reversals included), plus this call's earlier
+ * inputs of those days. A correction lowers pay recorded for its period; one larger than that pay is a mistake (a
+ * digit too many), and recorded it would become an overpayment of pay the worker never had. A reversal takes back
+ * one row whole and is not refused here, but counts. Read under the people's locks, as the hours are. Returns the
+ * pay each refused input met.
+ */
+async function capPayOfPeriod(
+  tx: Tx,
+  inputs: readonly ({ input: EarningsInput; period: PayPeriod; reversesId: string | null } | undefined)[],
+  outcomes: EarningsOutcome[],
+): Promise<Map<number, number>> {
+  const lowering = (index: number) => {
+    const p = inputs[index];
+    return (
+      p !== undefined && outcomes[index] === 'RECORDED' && p.reversesId === null && p.input.amountMinor < 0
+    );
+  };
+  const refused = new Map<number, number>();
+  if (!inputs.some((_, index) => lowering(index))) return refused;
+  const periodOf = (p: { input: EarningsInput; period: PayPeriod }) =>
+    `${p.input.jobId}/${p.period.firstDay}`;
+  const keys = [
+    ...new Map(
+      inputs.flatMap((p, index) => (p && lowering(index) ? [[periodOf(p), p] as const] : [])),
+    ).values(),
+  ];
+  const { rows } = await sql<{ job_id: string; first_day: string; pay: number | string }>`select w.job_id,
+      w.first_day::text as first_day, sum(e.amount_minor) as pay
+    from unnest(${keys.map((k) => k.input.jobId)}::uuid[], ${keys.map((k) => k.period.firstDay)}::date[],
+        ${keys.map((k) => k.period.lastDay)}::date[]) as w(job_id, first_day, last_day)
+      join earnings e on e.job_id = w.job_id and e.worked_on between w.first_day and w.last_day
+    group by w.job_id, w.first_day`.execute(tx);
+  const totals = new Map(rows.map((row) => [`${row.job_id}/${row.first_day}`, Number(row.pay)]));
+  const counted = new Set<string>();
+  inputs.forEach((p, index) => {
+    if (!p || outcomes[index] !== 'RECORDED') return;
+    // A row repeated in this call is recorded once (the insert keeps the first): its pay counts once.
+    const row = `${p.input.jobId}/${p.input.externalId}`;
+    if (counted.has(row)) return;
+    const period = periodOf(p);
+    const before = totals.get(period) ?? 0;
+    if (lowering(index) && before + p.input.amountMinor < 0) {
+      outcomes[index] = 'PAY_BELOW_ZERO';
+      refused.set(index, before);
+      return;
+    }
+    counted.add(row);
+    totals.set(period, before + p.input.amountMinor);
+  });
+  return refused;
+}
+
 async function recordIn(
   tx: Tx,
   inputs: readonly EarningsInput[],
@@ -344,6 +402,7 @@ async function recordIn(
     return paychecks.get(p.key)?.status === 'ESTIMATED' ? 'RECORDED' : 'PERIOD_CLOSED';
   });
   const hoursBefore = await capHoursOfDay(tx, resolved, outcomes);
+  const payBefore = await capPayOfPeriod(tx, origin, outcomes);
   const candidates = placed.flatMap((p, index) =>
     p && outcomes[index] === 'RECORDED' ? [{ ...p, index, id: randomUUID() }] : [],
   );
@@ -424,5 +483,12 @@ async function recordIn(
   }
   const withdrawn = await withdrawInaccessibleEarnings(tx, changed, terms, now);
   const creditedMinor = await creditAccessibleEarnings(tx, withdrawn.paychecks, terms, now);
-  return { outcomes, recordedMinor, creditedMinor, withdrawnMinor: withdrawn.withdrawnMinor, hoursBefore };
+  return {
+    outcomes,
+    recordedMinor,
+    creditedMinor,
+    withdrawnMinor: withdrawn.withdrawnMinor,
+    hoursBefore,
+    payBefore,
+  };
 }
