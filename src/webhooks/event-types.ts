@@ -1,7 +1,7 @@
 /** The events a webhook endpoint can receive, each with what it tells (the docs and the OpenAPI document show these). */
 export const WEBHOOK_EVENT_TYPES = {
   'transfer.created':
-    'A transfer was made: earnings credited to an earnings balance, an advance, or a paycheck paid out on payday.',
+    "A transfer was made: earnings credited to an earnings balance, or an advance (a paycheck's payout is told by paycheck.status_changed).",
   'transfer.settled': 'A transfer reached its destination.',
   'transfer.failed': 'A transfer failed, or came back after it settled (meta.failure_reason says why).',
   'paycheck.status_changed':
