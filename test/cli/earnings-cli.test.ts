@@ -39,6 +39,25 @@ async function employer(t: TestContext, env: Record<string, string>): Promise<st
 
 const HEADER = 'row_id,primary_identifier,date,hours,amount';
 
+/** `ewa earnings import --org ORG FILE [flags]` of these lines, under the header. */
+function importLines(
+  t: TestContext,
+  env: Record<string, string>,
+  organizationId: string,
+  lines: string[],
+  ...flags: string[]
+) {
+  return ewa(
+    env,
+    'earnings',
+    'import',
+    '--org',
+    organizationId,
+    csvFile(t, 'earnings.csv', [HEADER, ...lines]),
+    ...flags,
+  );
+}
+
 test('earnings import: records the good lines, reports the bad ones on stderr, exit 1; again: duplicates', async (t) => {
   const env = await cliDatabaseEnv(t);
   const organizationId = await employer(t, env);
@@ -103,14 +122,10 @@ test('earnings import: records the good lines, reports the bad ones on stderr, e
   );
   assert.equal(again.stderr.includes('line 4:'), false, 'with --json the lines are in the JSON only');
 
-  const clean = await ewa(
-    env,
-    'earnings',
-    'import',
-    '--org',
-    organizationId,
-    csvFile(t, 'earnings.csv', [HEADER, `S-1,W-1,${day(-2)},8,`, `S-6,W-1,${day(-3)},1.5,`]),
-  );
+  const clean = await importLines(t, env, organizationId, [
+    `S-1,W-1,${day(-2)},8,`,
+    `S-6,W-1,${day(-3)},1.5,`,
+  ]);
   assert.equal(clean.code, 0, clean.stderr);
   assert.match(clean.stdout, /recorded\s+1\s+\(30\.00 USD\)\n\s+duplicates\s+1\n\s+rejected\s+0/);
 });
@@ -220,30 +235,21 @@ test('earnings import: a job has at most 24 hours a day, across the file and wha
   const env = await cliDatabaseEnv(t);
   const organizationId = await employer(t, env);
   const worked = day(-2);
-  const first = await ewa(
+  const first = await importLines(
+    t,
     env,
-    'earnings',
-    'import',
-    '--org',
     organizationId,
-    csvFile(t, 'earnings.csv', [
-      HEADER,
-      `H-1,W-1,${worked},16,`,
-      `H-2,W-1,${worked},16,`,
-      `H-3,W-1,${worked},8,`,
-    ]),
+    [`H-1,W-1,${worked},16,`, `H-2,W-1,${worked},16,`, `H-3,W-1,${worked},8,`],
     '--allow-backdated',
   );
   assert.equal(first.code, 1, first.stderr);
   assert.match(first.stdout, /recorded\s+2\s+\(480\.00 USD\)\n\s+duplicates\s+0\n\s+rejected\s+1/);
   assert.match(first.stderr, new RegExp(`line 3: hours: job "W-1" would have 32 hours on ${worked}`));
-  const more = await ewa(
+  const more = await importLines(
+    t,
     env,
-    'earnings',
-    'import',
-    '--org',
     organizationId,
-    csvFile(t, 'more.csv', [HEADER, `H-4,W-1,${worked},0.5,`]),
+    [`H-4,W-1,${worked},0.5,`],
     '--allow-backdated',
     '--json',
   );
@@ -266,19 +272,16 @@ test('earnings import: a correction may lower a pay period to zero, never below:
   const env = await cliDatabaseEnv(t);
   const organizationId = await employer(t, env);
   const worked = day(0);
-  const imported = await ewa(
+  const imported = await importLines(
+    t,
     env,
-    'earnings',
-    'import',
-    '--org',
     organizationId,
-    csvFile(t, 'earnings.csv', [
-      HEADER,
+    [
       `P-1,W-1,${worked},,100.00`,
       `P-2,W-1,${worked},,-60.00`,
       `P-3,W-1,${worked},,-40.01`,
       `P-4,W-1,${worked},,-40.00`,
-    ]),
+    ],
     '--json',
   );
   assert.equal(imported.code, 1, imported.stderr);
@@ -291,14 +294,7 @@ test('earnings import: a correction may lower a pay period to zero, never below:
       message: `amount: -40.01 would take the pay of job "W-1" for the pay period of ${worked} below zero: 40.00 is recorded for that period (earlier lines of this file included). A correction lowers the pay recorded for its period, never below zero.`,
     },
   ]);
-  const again = await ewa(
-    env,
-    'earnings',
-    'import',
-    '--org',
-    organizationId,
-    csvFile(t, 'again.csv', [HEADER, `P-5,W-1,${worked},,-9000.00`]),
-  );
+  const again = await importLines(t, env, organizationId, [`P-5,W-1,${worked},,-9000.00`]);
   assert.equal(again.code, 1, again.stderr);
   assert.match(
     again.stderr,
